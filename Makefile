@@ -1,0 +1,43 @@
+# Fleetscope: `make run` to try it, `make test` for the whole suite, `make bench` for figures.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+export FLEETSCOPE_DATA_DIR ?= $(CURDIR)/var
+
+.PHONY: venv run test lint typecheck pytest bench demo clean
+
+# Reinstalls only when pyproject.toml changes.
+$(BIN)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(BIN)/.installed
+
+run: venv
+	@bash scripts/run.sh
+
+demo: venv
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy .
+
+pytest: venv
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+bench: venv
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf var .mypy_cache .ruff_cache

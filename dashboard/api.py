@@ -1,0 +1,64 @@
+"""The NinjaAPI: gathers each app's router, maps domain errors to HTTP answers in one place."""
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI, Schema
+
+from analytics import warehouse
+from analytics.api import router as runs_router
+from analytics.errors import NotFoundError, ParameterError
+from dashboard.auth import API_AUTH
+from ingest.api import router as ingest_router
+
+api = NinjaAPI(
+    title="Fleetscope API",
+    version="1",
+    description="Agent-fleet and vLLM serving analytics. Authenticate with a session or "
+    "`Authorization: Bearer <token>` (`manage.py create_api_token USER`).",
+    auth=API_AUTH,
+    urls_namespace="api",
+)
+
+
+@api.exception_handler(NotFoundError)
+def _not_found(request: HttpRequest, exc: NotFoundError) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=404)
+
+
+@api.exception_handler(ParameterError)
+def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=422)
+
+
+@api.exception_handler(warehouse.WarehouseError)
+def _warehouse_down(request: HttpRequest, exc: warehouse.WarehouseError) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=503)
+
+
+class HealthOut(Schema):
+    status: str
+    warehouse: str
+    schema_version: int
+    debug: bool
+
+
+@api.get("/health", auth=None, response=HealthOut, tags=["health"])
+def health(request: HttpRequest) -> dict[str, Any]:
+    """Liveness and warehouse reachability; the only endpoint without authentication."""
+    try:
+        version = warehouse.schema_version()
+        state = "ok"
+    except Exception as exc:  # noqa: BLE001 - health reports any failure instead of raising
+        version, state = 0, f"error: {str(exc).splitlines()[0][:200]}"
+    return {
+        "status": "ok" if state == "ok" else "degraded",
+        "warehouse": state,
+        "schema_version": version,
+        "debug": settings.DEBUG,
+    }
+
+
+api.add_router("/runs", runs_router, tags=["runs"])
+api.add_router("/ingest", ingest_router, tags=["ingest"])

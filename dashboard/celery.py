@@ -1,0 +1,75 @@
+"""The Celery app and the whole beat schedule, one commented entry per periodic task.
+
+Embedded default: Celery's filesystem transport under the data dir (no server to run).
+Production: `CELERY_BROKER_URL=redis://...`. Warehouse writes are routed to the
+`warehouse` queue; with the embedded SQLite catalog, one worker consumes it so writes
+happen one at a time (design.md); the writer lock in analytics.warehouse backs that up.
+"""
+
+import os
+from datetime import timedelta
+from typing import Any
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+
+app = Celery("fleetscope")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+def _filesystem_broker_options(data_dir: str) -> dict[str, Any]:
+    queue_dir = os.path.join(data_dir, "queue")
+    processed_dir = os.path.join(data_dir, "processed")
+    for folder in (queue_dir, processed_dir):
+        os.makedirs(folder, exist_ok=True)
+    return {
+        "data_folder_in": queue_dir,
+        "data_folder_out": queue_dir,
+        "processed_folder": processed_dir,
+        "store_processed": False,
+    }
+
+
+def configure(broker_url: str, broker_dir: str) -> None:
+    if broker_url.startswith("filesystem://"):
+        app.conf.broker_transport_options = _filesystem_broker_options(broker_dir)
+
+
+def _beat_schedule(tail_seconds: int) -> dict[str, dict[str, Any]]:
+    return {
+        # Read new lines from the configured agent-event folders (FLEETSCOPE_TAIL_AGENT_EVENTS).
+        # Expires before the next run so a backlog never stacks up identical tails.
+        "tail-agent-events": {
+            "task": "ingest.tail_agent_events",
+            "schedule": timedelta(seconds=tail_seconds),
+            "options": {"expires": tail_seconds},
+        },
+        # Merge small Parquet files, expire week-old snapshots, delete unreferenced files.
+        "warehouse-maintenance": {
+            "task": "analytics.maintain_warehouse",
+            "schedule": timedelta(hours=6),
+            "options": {"expires": 3600},
+        },
+    }
+
+
+app.conf.task_routes = {
+    "ingest.*": {"queue": "warehouse"},
+    "analytics.maintain_warehouse": {"queue": "warehouse"},
+}
+app.conf.task_default_queue = "celery"
+app.conf.worker_prefetch_multiplier = 1
+app.conf.task_acks_late = True
+
+
+def setup_from_django() -> None:
+    """Called from DashboardConfig.ready(), once Django's settings are loaded."""
+    from django.conf import settings
+
+    configure(settings.CELERY_BROKER_URL, str(settings.CELERY_BROKER_DIR))
+    app.conf.beat_schedule = _beat_schedule(settings.FLEETSCOPE_TAIL_SECONDS)
+    app.conf.beat_schedule_filename = str(settings.DATA_DIR / "celerybeat-schedule")
+
+
+app.autodiscover_tasks()

@@ -1,0 +1,50 @@
+"""Django-side records of the dashboard: API tokens (stored as SHA-256 hashes only)."""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+TOKEN_PREFIX = "fs_"
+
+
+def hash_token(raw: str) -> str:
+    # Tokens carry 256 bits of randomness, so a fast hash is as safe as a slow one here.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, help_text="the first characters, to recognise it")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    @classmethod
+    def issue(cls, user: object, name: str = "") -> tuple["ApiToken", str]:
+        """Create a token; the raw value is returned once and never stored."""
+        raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(
+            user=user, name=name, prefix=raw[:10], token_hash=hash_token(raw)
+        )
+        return token, raw
+
+    @classmethod
+    def authenticate(cls, raw: str) -> "ApiToken | None":
+        token = (
+            cls.objects.select_related("user")
+            .filter(token_hash=hash_token(raw), user__is_active=True)
+            .first()
+        )
+        if token is not None:
+            now = timezone.now()
+            # Write at most once a minute per token, not on every request.
+            if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+                cls.objects.filter(pk=token.pk).update(last_used_at=now)
+        return token

@@ -1,0 +1,154 @@
+"""Django settings for Fleetscope, read from environment variables (see README).
+
+Owns configuration only; defaults are the embedded, nothing-to-start setup.
+"""
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from dashboard.env import read_bool, read_int, read_list, read_path, read_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = read_path("FLEETSCOPE_DATA_DIR", BASE_DIR / "var")
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _read_secret_key() -> str:
+    """An explicit key wins; otherwise one is generated once and kept in the data dir."""
+    explicit = read_str("FLEETSCOPE_SECRET_KEY", "")
+    if explicit:
+        return explicit
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _read_secret_key()
+DEBUG = read_bool("FLEETSCOPE_DEBUG", False)
+ALLOWED_HOSTS = read_list("FLEETSCOPE_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = read_list("FLEETSCOPE_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "dashboard",
+    "ingest",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "dashboard.urls"
+WSGI_APPLICATION = "dashboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        read_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'fleetscope.sqlite3'}"),
+        conn_max_age=60,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "dashboard" / "static"]
+# plotly.js is found in the installed plotly package by dashboard.staticfiles, never a CDN.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "dashboard.staticfiles.PlotlyFinder",
+]
+WHITENOISE_USE_FINDERS = True
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the pages' fetch() calls read it for POSTs
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- warehouse (DuckLake) ---
+FLEETSCOPE_WAREHOUSE = read_str(
+    "FLEETSCOPE_WAREHOUSE", f"ducklake:sqlite:{DATA_DIR / 'warehouse.sqlite'}"
+)
+FLEETSCOPE_WAREHOUSE_DATA = read_str("FLEETSCOPE_WAREHOUSE_DATA", str(DATA_DIR / "lake") + "/")
+FLEETSCOPE_S3_ENDPOINT = read_str("FLEETSCOPE_S3_ENDPOINT", "")
+FLEETSCOPE_S3_REGION = read_str("FLEETSCOPE_S3_REGION", "us-east-1")
+FLEETSCOPE_S3_KEY_ID = read_str("FLEETSCOPE_S3_KEY_ID", read_str("AWS_ACCESS_KEY_ID", ""))
+FLEETSCOPE_S3_SECRET = read_str("FLEETSCOPE_S3_SECRET", read_str("AWS_SECRET_ACCESS_KEY", ""))
+FLEETSCOPE_S3_USE_SSL = read_bool("FLEETSCOPE_S3_USE_SSL", True)
+FLEETSCOPE_DUCKDB_THREADS = read_int("FLEETSCOPE_DUCKDB_THREADS", 0)  # 0 = DuckDB's default
+FLEETSCOPE_DUCKDB_MEMORY_LIMIT = read_str("FLEETSCOPE_DUCKDB_MEMORY_LIMIT", "2GB")
+
+# --- ingestion ---
+# Folders the tail task reads agent-event JSONL from, on the beat schedule.
+FLEETSCOPE_TAIL_AGENT_EVENTS = read_list("FLEETSCOPE_TAIL_AGENT_EVENTS", [])
+FLEETSCOPE_TAIL_SECONDS = read_int("FLEETSCOPE_TAIL_SECONDS", 30)
+
+# --- Celery ---
+CELERY_BROKER_URL = read_str("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_DIR = DATA_DIR / "broker"
+CELERY_RESULT_BACKEND = read_str("CELERY_RESULT_BACKEND", "") or None
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ALWAYS_EAGER = read_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- e-mail ---
+EMAIL_HOST = read_str("EMAIL_HOST", "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = read_int("EMAIL_PORT", 25)
+    EMAIL_HOST_USER = read_str("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = read_str("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = read_bool("EMAIL_USE_TLS", False)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = read_str("DEFAULT_FROM_EMAIL", "fleetscope@localhost")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": read_str("FLEETSCOPE_LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,5 @@
+"""Ingest endpoints of the JSON API."""
+
+from ninja import Router
+
+router = Router()

@@ -1,0 +1,57 @@
+"""Shared fixtures: an isolated data dir per test session, a fresh warehouse per test,
+and three users (owner, teammate, outsider-less: Fleetscope has one team per install)."""
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+# Settings read the environment at import: point every path at a throwaway folder first.
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="fleetscope-test-"))
+os.environ["FLEETSCOPE_DATA_DIR"] = str(_SESSION_DIR)
+os.environ.setdefault("FLEETSCOPE_SECRET_KEY", "test-secret-key-not-for-production-use-0123456789")
+
+import pytest  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from analytics import warehouse  # noqa: E402
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+@pytest.fixture
+def lake(tmp_path: Path, settings: object) -> Iterator[Path]:
+    """A fresh, migrated DuckLake warehouse under this test's tmp dir."""
+    lake_dir = tmp_path / "warehouse"
+    lake_dir.mkdir()
+    warehouse.close()
+    settings.FLEETSCOPE_WAREHOUSE = f"ducklake:sqlite:{lake_dir / 'catalog.sqlite'}"  # type: ignore[attr-defined]
+    settings.FLEETSCOPE_WAREHOUSE_DATA = str(lake_dir / "data") + "/"  # type: ignore[attr-defined]
+    warehouse.migrate()
+    yield lake_dir
+    warehouse.close()
+
+
+@pytest.fixture
+def user(db: None) -> object:
+    from django.contrib.auth.models import User
+
+    return User.objects.create_user("alice", "alice@example.com", "correct-horse-battery")
+
+
+@pytest.fixture
+def api_token(user: object) -> str:
+    from dashboard.models import ApiToken
+
+    _, raw = ApiToken.issue(user, "tests")
+    return raw
+
+
+@pytest.fixture
+def auth_headers(api_token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_token}"}
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    warehouse.close()
+    del settings  # settings stay configured; nothing to tear down beyond the temp dir
