@@ -143,7 +143,9 @@ def _open_database() -> duckdb.DuckDBPyConnection:
         con.execute(f"USE {LAKE}")
     except duckdb.Error as exc:
         con.close()
-        raise WarehouseError(f"cannot open the warehouse {settings.FLEETSCOPE_WAREHOUSE}: {exc}") from exc
+        raise WarehouseError(
+            f"cannot open the warehouse {settings.FLEETSCOPE_WAREHOUSE}: {exc}"
+        ) from exc
     return con
 
 
@@ -210,7 +212,9 @@ def close() -> None:
 # --- reading -----------------------------------------------------------------------------
 
 
-def fetch_all(sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def fetch_all(
+    sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Run a read query with bound parameters; rows as dicts keyed by column name."""
     cur = cursor()
     cur.execute(sql, params or [])
@@ -218,7 +222,9 @@ def fetch_all(sql: str, params: Sequence[Any] | dict[str, Any] | None = None) ->
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
 
-def fetch_one(sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> dict[str, Any] | None:
+def fetch_one(
+    sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     rows = fetch_all(sql, params)
     return rows[0] if rows else None
 
@@ -310,7 +316,6 @@ def migrate() -> list[int]:
 def schema_version() -> int:
     row = fetch_one("SELECT coalesce(max(version), 0) AS v FROM schema_versions")
     return int(row["v"]) if row else 0
-
 
 
 # --- maintenance -------------------------------------------------------------------------
