@@ -1,5 +1,5 @@
 """Shared fixtures: an isolated data dir per test session, a fresh warehouse per test,
-and three users (owner, teammate, outsider-less: Fleetscope has one team per install)."""
+a user with an API token."""
 
 import os
 import tempfile
@@ -12,7 +12,6 @@ os.environ["FLEETSCOPE_DATA_DIR"] = str(_SESSION_DIR)
 os.environ.setdefault("FLEETSCOPE_SECRET_KEY", "test-secret-key-not-for-production-use-0123456789")
 
 import pytest  # noqa: E402
-from django.conf import settings  # noqa: E402
 
 from analytics import warehouse  # noqa: E402
 
@@ -54,4 +53,3 @@ def auth_headers(api_token: str) -> dict[str, str]:
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:
     warehouse.close()
-    del settings  # settings stay configured; nothing to tear down beyond the temp dir
