@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-TOKEN_PREFIX = "fs_"
+TOKEN_PREFIX = "fs_"  # noqa: S105 - a visible prefix, not a secret
 
 
 def hash_token(raw: str) -> str:
