@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` (all) or `python -m bench NAME...`; each prints its figures."""
