@@ -128,6 +128,22 @@ FLEETSCOPE_DUCKDB_MEMORY_LIMIT = read_str("FLEETSCOPE_DUCKDB_MEMORY_LIMIT", "2GB
 FLEETSCOPE_TAIL_AGENT_EVENTS = read_list("FLEETSCOPE_TAIL_AGENT_EVENTS", [])
 FLEETSCOPE_TAIL_SECONDS = read_int("FLEETSCOPE_TAIL_SECONDS", 30)
 
+# --- vLLM serving metrics ---
+# How often the beat task looks for due scrape targets (each target has its own interval).
+FLEETSCOPE_SCRAPE_SECONDS = read_int("FLEETSCOPE_SCRAPE_SECONDS", 15)
+# Scrapes are spooled locally and loaded together at most this often (one commit each).
+FLEETSCOPE_SERVING_FLUSH_SECONDS = read_int("FLEETSCOPE_SERVING_FLUSH_SECONDS", 30)
+# Raw samples are kept this long; per-minute rollups are kept for good.
+FLEETSCOPE_SERVING_RAW_RETENTION_HOURS = read_int("FLEETSCOPE_SERVING_RAW_RETENTION_HOURS", 48)
+
+# --- tokens ---
+# Encodings every request and parallel text is counted under at load time.
+FLEETSCOPE_TOKEN_ENCODINGS = read_list(
+    "FLEETSCOPE_TOKEN_ENCODINGS", ["gpt2", "cl100k_base", "o200k_base"]
+)
+# ISO 639-1 codes the detector may answer; empty = all 97 it knows.
+FLEETSCOPE_DETECT_LANGUAGES = read_list("FLEETSCOPE_DETECT_LANGUAGES", [])
+
 # --- Celery ---
 CELERY_BROKER_URL = read_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_DIR = DATA_DIR / "broker"

@@ -1,0 +1,339 @@
+"""Scrape vLLM `/metrics` endpoints: read -> parse -> load, many scrapes per snapshot.
+
+Owns collecting scrapes (never raises for a bad target: a failure is a row with a one-line
+reason) and loading them. Every DuckLake commit costs ~15 ms of CPU whatever its size
+(bench/bench_serving.py), so scrapes are loaded in batches: all due targets of a beat
+tick, or a minute of spooled scrapes, land in one transaction together with the per-minute
+rollup they complete. A scrape is always written whole or not at all; re-loading a scrape
+already stored (same instance and time) is a no-op. Counter increases are computed here,
+against each series' previous sample, so that queries and rollups only ever sum them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import duckdb
+import pyarrow as pa
+
+from analytics import serving_rollups, warehouse
+from ingest.parsers.counters import CounterState, compute_deltas
+from ingest.parsers.prometheus_text import ExpositionError, one_line
+from ingest.parsers.vllm import ModelledScrape, parse_scrape
+from ingest.sources.http import FetchError
+from ingest.sources.vllm_metrics import read_metrics
+
+log = logging.getLogger(__name__)
+
+LAST_UP_SCRAPES = """
+    SELECT instance, max(ts) AS ts
+    FROM serving_scrapes
+    WHERE up AND list_contains(?, instance) AND ts < ?
+    GROUP BY instance
+"""
+
+# `ts >= ?` is a constant so DuckLake can skip every file older than the oldest baseline.
+PREVIOUS_COUNTERS = """
+    SELECT instance, name, labels, value, created
+    FROM serving_samples
+    WHERE ts >= ? AND kind IN ('counter', 'histogram', 'summary')
+      AND list_contains(?, instance || '@' || CAST(epoch_us(ts) AS VARCHAR))
+"""
+
+EXISTING_SCRAPES = """
+    SELECT instance, epoch_us(ts) AS us
+    FROM serving_scrapes
+    WHERE ts >= ? AND ts <= ? AND list_contains(?, instance)
+"""
+
+INSERT_SAMPLES = """
+    INSERT INTO serving_samples
+    SELECT instance, ts, name, labels, kind, value, created, metric, engine, le, delta
+    FROM serving_batch
+"""
+
+INSERT_SCRAPES = """
+    INSERT INTO serving_scrapes
+    SELECT instance, ts, up, error, source, duration_ms, samples, engine_kind, model,
+           engines, block_size, num_gpu_blocks, prefix_unit, resets
+    FROM serving_scrape_batch
+"""
+
+SAMPLE_SCHEMA = pa.schema(
+    [
+        ("instance", pa.string()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("name", pa.string()),
+        ("labels", pa.string()),
+        ("kind", pa.string()),
+        ("value", pa.float64()),
+        ("created", pa.float64()),
+        ("metric", pa.string()),
+        ("engine", pa.string()),
+        ("le", pa.float64()),
+        ("delta", pa.float64()),
+    ]
+)
+
+SCRAPE_SCHEMA = pa.schema(
+    [
+        ("instance", pa.string()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("up", pa.bool_()),
+        ("error", pa.string()),
+        ("source", pa.string()),
+        ("duration_ms", pa.float64()),
+        ("samples", pa.int32()),
+        ("engine_kind", pa.string()),
+        ("model", pa.string()),
+        ("engines", pa.int32()),
+        ("block_size", pa.int32()),
+        ("num_gpu_blocks", pa.int64()),
+        ("prefix_unit", pa.string()),
+        ("resets", pa.int32()),
+    ]
+)
+
+
+@dataclass
+class PendingScrape:
+    """One scrape attempt, collected but not yet loaded: `scrape` is None when it failed."""
+
+    instance: str
+    ts: datetime
+    source: str = "scrape"
+    scrape: ModelledScrape | None = None
+    error: str | None = None
+    duration_ms: float | None = None
+
+    @property
+    def up(self) -> bool:
+        return self.scrape is not None
+
+
+@dataclass
+class LoadResult:
+    scrapes: int = 0
+    failed: int = 0
+    samples: int = 0
+    duplicates: int = 0
+    resets: int = 0
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "accepted": self.samples,
+            "quarantined": self.failed,
+            "duplicates": self.duplicates,
+            "scrapes": self.scrapes,
+            "resets": self.resets,
+            "errors": self.errors,
+        }
+
+
+def collect_scrape(
+    instance: str, url: str, *, timeout_s: float = 5.0, now: datetime | None = None
+) -> PendingScrape:
+    """Scrape `url` once as `instance`; never raises for a bad target or body."""
+    pending = PendingScrape(instance, now or datetime.now(UTC))
+    started = time.perf_counter()
+    try:
+        pending.scrape = parse_scrape(read_metrics(url, timeout_s=timeout_s))
+    except (FetchError, ExpositionError) as exc:
+        pending.error = one_line(str(exc))
+    except Exception as exc:  # a parser bug must still be a failed scrape, not a crash
+        log.exception("scraping %s failed unexpectedly", url)
+        pending.error = f"internal error: {type(exc).__name__}"
+    pending.duration_ms = (time.perf_counter() - started) * 1000
+    return pending
+
+
+# Per process: instance -> (time of its last loaded scrape, counter state after it). Saves
+# re-reading the previous scrape's samples when this process loaded it itself.
+_state_cache: dict[str, tuple[int, CounterState]] = {}
+
+
+def load_scrapes(
+    pending: Sequence[PendingScrape],
+    *,
+    rollup_until: datetime | None = None,
+    states: dict[str, CounterState] | None = None,
+) -> LoadResult:
+    """Load scrapes of any instances in one transaction (optionally with the rollup of
+    every minute before `rollup_until`). `states` carries counter state across calls
+    (an import's chunks); without it each instance's previous scrape is read back."""
+    ordered = sorted(pending, key=lambda p: (p.instance, p.ts))
+
+    def work(
+        cur: duckdb.DuckDBPyConnection,
+    ) -> tuple[LoadResult, list[PendingScrape], dict[str, CounterState]]:
+        fresh = _drop_stored(cur, ordered)
+        result = LoadResult(duplicates=len(ordered) - len(fresh))
+        current: dict[str, CounterState] = {}
+        if fresh:
+            current = _baselines(cur, fresh, states)
+            samples, scrape_rows = _build_tables(fresh, current, result)
+            cur.register("serving_batch", samples)
+            cur.register("serving_scrape_batch", scrape_rows)
+            try:
+                cur.execute(INSERT_SAMPLES)
+                cur.execute(INSERT_SCRAPES)
+            finally:
+                cur.unregister("serving_batch")
+                cur.unregister("serving_scrape_batch")
+        if rollup_until is not None:
+            serving_rollups.rollup_minutes(cur, rollup_until)
+        return result, fresh, current
+
+    # Remembered only once committed: `work` may run again after a conflict.
+    result, fresh, current = warehouse.write(work)
+    _remember(fresh, current, states)
+    return result
+
+
+def _us(ts: datetime) -> int:
+    return round(ts.timestamp() * 1_000_000)
+
+
+def _drop_stored(
+    cur: duckdb.DuckDBPyConnection, ordered: list[PendingScrape]
+) -> list[PendingScrape]:
+    if not ordered:
+        return []
+    instances = sorted({p.instance for p in ordered})
+    first = min(p.ts for p in ordered)
+    last = max(p.ts for p in ordered)
+    stored = {
+        (row[0], int(row[1]))
+        for row in cur.execute(EXISTING_SCRAPES, [first, last, instances]).fetchall()
+    }
+    fresh, seen = [], set()
+    for p in ordered:
+        key = (p.instance, _us(p.ts))
+        if key not in stored and key not in seen:
+            seen.add(key)
+            fresh.append(p)
+    return fresh
+
+
+def _baselines(
+    cur: duckdb.DuckDBPyConnection,
+    fresh: list[PendingScrape],
+    states: dict[str, CounterState] | None,
+) -> dict[str, CounterState]:
+    """Each instance's counter state just before its first scrape in this batch."""
+    current: dict[str, CounterState] = {}
+    instances = sorted({p.instance for p in fresh})
+    if states is not None:
+        missing = [i for i in instances if i not in states]
+        current.update({i: dict(states[i]) for i in instances if i in states})
+    else:
+        missing = instances
+    if not missing:
+        return current
+    first = min(p.ts for p in fresh if p.instance in missing)
+    last_up = {row[0]: row[1] for row in cur.execute(LAST_UP_SCRAPES, [missing, first]).fetchall()}
+    to_read = []
+    for instance in missing:
+        ts = last_up.get(instance)
+        if ts is None:
+            current[instance] = {}
+            continue
+        cached = _state_cache.get(instance)
+        if cached is not None and cached[0] == _us(ts):
+            current[instance] = dict(cached[1])
+        else:
+            to_read.append((instance, ts))
+    if to_read:
+        keys = [f"{instance}@{_us(ts)}" for instance, ts in to_read]
+        oldest = min(ts for _, ts in to_read)
+        for instance, name, labels, value, created in cur.execute(
+            PREVIOUS_COUNTERS, [oldest, keys]
+        ).fetchall():
+            current.setdefault(instance, {})[(name, labels)] = (value, created)
+        for instance, _ in to_read:
+            current.setdefault(instance, {})
+    return current
+
+
+def _remember(
+    fresh: list[PendingScrape],
+    current: dict[str, CounterState],
+    states: dict[str, CounterState] | None,
+) -> None:
+    last_up: dict[str, datetime] = {}
+    for p in fresh:
+        if p.up:
+            last_up[p.instance] = p.ts
+    for instance, ts in last_up.items():
+        _state_cache[instance] = (_us(ts), current[instance])
+        if states is not None:
+            states[instance] = current[instance]
+
+
+def _build_tables(
+    fresh: list[PendingScrape], current: dict[str, CounterState], result: LoadResult
+) -> tuple[pa.Table, pa.Table]:
+    """Arrow tables for the samples and scrape rows; advances `current` in place."""
+    columns: dict[str, list[object]] = {f.name: [] for f in SAMPLE_SCHEMA}
+    scrape_columns: dict[str, list[object]] = defaultdict(list)
+    for p in fresh:
+        s = p.scrape
+        row: dict[str, object] = {
+            "instance": p.instance,
+            "ts": p.ts,
+            "up": p.up,
+            "error": p.error,
+            "source": p.source,
+            "duration_ms": p.duration_ms,
+            "samples": 0,
+            "resets": 0,
+        }
+        if s is None:
+            result.failed += 1
+            result.errors[p.instance] = p.error or "failed"
+        else:
+            state = current[p.instance]
+            keys = s.keys()
+            deltas, resets = compute_deltas(keys, s.values, s.createds, s.cumulative, state)
+            for key, value, created, is_counter in zip(
+                keys, s.values, s.createds, s.cumulative, strict=True
+            ):
+                if is_counter:
+                    state[key] = (value, created)
+            n = len(s)
+            columns["instance"] += [p.instance] * n
+            columns["ts"] += [p.ts] * n
+            columns["name"] += s.names
+            columns["labels"] += s.labels
+            columns["kind"] += s.kinds
+            columns["value"] += s.values
+            columns["created"] += s.createds
+            columns["metric"] += s.metrics
+            columns["engine"] += s.engines
+            columns["le"] += s.les
+            columns["delta"] += deltas
+            row.update(
+                samples=n,
+                resets=resets,
+                engine_kind=str(s.engine_kind),
+                model=s.model,
+                engines=s.engine_count,
+                block_size=s.block_size,
+                num_gpu_blocks=s.num_gpu_blocks,
+                prefix_unit=s.prefix_unit,
+            )
+            result.scrapes += 1
+            result.samples += n
+            result.resets += resets
+        for f in SCRAPE_SCHEMA:
+            scrape_columns[f.name].append(row.get(f.name))
+    return (
+        pa.table(columns, schema=SAMPLE_SCHEMA),
+        pa.table(dict(scrape_columns), schema=SCRAPE_SCHEMA),
+    )
