@@ -1,0 +1,166 @@
+"""Parallel texts for the token tax: read -> parse -> count -> load, one transaction a batch.
+
+Owns `manage.py ingest parallel PATH...` (`run_parallel`). Each text is counted under
+every configured encoding at load time; an (id, language) already stored is a duplicate
+and changes nothing. A file's read position is committed with its rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from analytics import warehouse
+from analytics.tokens.counting import count_tokens
+from analytics.tokens.vocabularies import configured_encodings
+from ingest.parsers.parallel import SOURCE_KIND, ParallelText, ParsedTexts, parse_lines
+from ingest.pipelines.line_positions import (
+    LoadResult,
+    Position,
+    quarantine,
+    save_position,
+    start_position,
+)
+from ingest.sources.line_files import expand_paths, file_key, read_batches
+
+TEXT_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("language", pa.string()),
+        ("text", pa.string()),
+        ("chars", pa.int64()),
+        ("bytes", pa.int64()),
+        ("source", pa.string()),
+        ("source_line", pa.int64()),
+    ]
+)
+TOKEN_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("language", pa.string()),
+        ("encoding", pa.string()),
+        ("tokens", pa.int64()),
+    ]
+)
+
+# Counts first, while parallel_texts does not yet hold this batch (as for requests).
+INSERT_TOKENS_SQL = """
+INSERT INTO parallel_tokens BY NAME
+SELECT t.* FROM batch_parallel_tokens AS t
+WHERE NOT EXISTS (
+    SELECT 1 FROM parallel_texts AS p WHERE p.id = t.id AND p.language = t.language
+)
+"""
+INSERT_TEXTS_SQL = """
+INSERT INTO parallel_texts BY NAME
+SELECT b.*, now() AS ingested_at FROM batch_parallel_texts AS b
+WHERE NOT EXISTS (
+    SELECT 1 FROM parallel_texts AS p WHERE p.id = b.id AND p.language = b.language
+)
+"""
+
+
+def prepare_texts(
+    texts: Sequence[ParallelText], source: str, encodings: Sequence[str]
+) -> tuple[pa.Table, pa.Table]:
+    """Arrow tables of the texts (first of a repeated (id, language) wins) and counts."""
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for text in texts:
+        if (text.id, text.language) not in seen:
+            seen.add((text.id, text.language))
+            unique.append(text)
+    table = pa.table(
+        {
+            "id": [t.id for t in unique],
+            "language": [t.language for t in unique],
+            "text": [t.text for t in unique],
+            "chars": [len(t.text) for t in unique],
+            "bytes": [len(t.text.encode("utf-8", "surrogatepass")) for t in unique],
+            "source": [source] * len(unique),
+            "source_line": [t.line_no for t in unique],
+        },
+        schema=TEXT_SCHEMA,
+    )
+    strings = [t.text for t in unique]
+    tokens = pa.concat_tables(
+        [
+            pa.table(
+                {
+                    "id": table.column("id"),
+                    "language": table.column("language"),
+                    "encoding": pa.array([name] * len(unique), pa.string()),
+                    "tokens": pa.array(count_tokens(strings, name), pa.int64()),
+                },
+                schema=TOKEN_SCHEMA,
+            )
+            for name in encodings
+        ]
+    )
+    return table, tokens
+
+
+def load_texts(
+    parsed: ParsedTexts, source: str, encodings: Sequence[str], position: Position | None
+) -> LoadResult:
+    table, tokens = prepare_texts(parsed.texts, source, encodings)
+
+    def load(cur: duckdb.DuckDBPyConnection) -> LoadResult:
+        accepted = 0
+        if table.num_rows:
+            cur.register("batch_parallel_texts", table)
+            cur.register("batch_parallel_tokens", tokens)
+            try:
+                cur.execute(INSERT_TOKENS_SQL)
+                row = cur.execute(INSERT_TEXTS_SQL).fetchone()
+                accepted = int(row[0]) if row else 0
+            finally:
+                cur.unregister("batch_parallel_texts")
+                cur.unregister("batch_parallel_tokens")
+        quarantine(cur, SOURCE_KIND, source, parsed.rejected)
+        if position is not None:
+            save_position(cur, SOURCE_KIND, source, position)
+        return LoadResult(accepted, len(parsed.rejected), len(parsed.texts) - accepted)
+
+    return warehouse.write(load)
+
+
+def run_parallel(paths: Sequence[str | Path], stdout: IO[str], stderr: IO[str]) -> dict[str, Any]:
+    """`manage.py ingest parallel PATH...`. Prints one JSON summary line to stdout,
+    progress to stderr; returns the summary."""
+    files = expand_paths(paths)
+    encodings = configured_encodings()
+    total = LoadResult()
+    started = time.monotonic()
+    for path in files:
+        source = str(path.resolve())
+        key = file_key(path)
+        start = start_position(SOURCE_KIND, source, key, path.stat().st_size)
+        for batch in read_batches(
+            path, start_offset=start.byte_offset, start_line_no=start.line_no
+        ):
+            result = load_texts(
+                parse_lines(batch.lines),
+                source,
+                encodings,
+                Position(key, batch.end_offset, batch.end_line_no),
+            )
+            total.add(result)
+            stderr.write(
+                f"{path}: line {batch.end_line_no}: {result.accepted} accepted, "
+                f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
+            )
+    summary: dict[str, Any] = {
+        **total.as_dict(),
+        "files": len(files),
+        "encodings": list(encodings),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    stdout.write(orjson.dumps(summary).decode() + "\n")
+    return summary

@@ -1,0 +1,318 @@
+"""Per-request records: read -> parse -> count and detect -> load, one transaction a batch.
+
+Owns `manage.py ingest requests` (`run_requests`) and `POST /api/ingest/requests`
+(`ingest_body`). At load time every prompt and completion is counted under every
+configured encoding (batched `encode_ordinary_batch`), its language is detected when the
+record gives none, and the provider-reported usage is kept beside the counts with a
+mismatch flag. Rows go to DuckDB as Arrow tables; a request_id already stored is a
+duplicate and changes nothing. A file's read position is committed with its rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from analytics import warehouse
+from analytics.tokens.counting import count_tokens, encoding_for_model
+from analytics.tokens.languages import detect_language
+from analytics.tokens.vocabularies import configured_encodings
+from ingest.parsers.requests import (
+    SOURCE_KIND,
+    ParsedLines,
+    RawLine,
+    RequestRecord,
+    parse_array,
+    parse_lines,
+)
+from ingest.pipelines.line_positions import (
+    LoadResult,
+    Position,
+    quarantine,
+    save_position,
+    start_position,
+)
+from ingest.sources.line_files import expand_paths, file_key, read_batches
+
+# A reported count this far from ours (under the model's own encoding) is flagged: chat
+# formatting adds a few tokens per message, so small gaps are expected, large ones are not.
+MISMATCH_MIN_TOKENS = 16
+MISMATCH_FRACTION = 0.25
+
+REQUEST_SCHEMA = pa.schema(
+    [
+        ("request_id", pa.string()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("model", pa.string()),
+        ("instance", pa.string()),
+        ("run", pa.string()),
+        ("agent", pa.string()),
+        ("language", pa.string()),
+        ("language_detected", pa.bool_()),
+        ("prompt", pa.string()),
+        ("completion", pa.string()),
+        ("prompt_chars", pa.int64()),
+        ("prompt_bytes", pa.int64()),
+        ("completion_chars", pa.int64()),
+        ("completion_bytes", pa.int64()),
+        ("usage_prompt_tokens", pa.int64()),
+        ("usage_completion_tokens", pa.int64()),
+        ("usage_cached_tokens", pa.int64()),
+        ("reference_encoding", pa.string()),
+        ("usage_mismatch", pa.bool_()),
+        ("ttft_ms", pa.float64()),
+        ("latency_ms", pa.float64()),
+        ("finish_reason", pa.string()),
+        ("shape", pa.string()),
+        ("attrs", pa.string()),
+        ("source_kind", pa.string()),
+        ("source", pa.string()),
+        ("source_line", pa.int64()),
+    ]
+)
+TOKEN_SCHEMA = pa.schema(
+    [
+        ("request_id", pa.string()),
+        ("encoding", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+    ]
+)
+
+# Token rows first, while `requests` does not yet hold this batch: both inserts then
+# select exactly the request_ids that are new.
+INSERT_TOKENS_SQL = """
+INSERT INTO request_tokens BY NAME
+SELECT t.* FROM batch_request_tokens AS t
+WHERE t.request_id NOT IN (SELECT request_id FROM requests)
+"""
+INSERT_REQUESTS_SQL = """
+INSERT INTO requests BY NAME
+SELECT b.*, now() AS ingested_at FROM batch_requests AS b
+WHERE b.request_id NOT IN (SELECT request_id FROM requests)
+"""
+
+
+@dataclass
+class PreparedBatch:
+    """A parsed batch turned into Arrow tables, ready to load."""
+
+    requests: pa.Table
+    tokens: pa.Table
+    in_batch_duplicates: int
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+def prepare_batch(
+    records: Sequence[RequestRecord], source: str, encodings: Sequence[str]
+) -> PreparedBatch:
+    """Count, detect and lay out the records; a request_id repeated within the batch
+    keeps its first record."""
+    seen: set[str] = set()
+    unique = []
+    for record in records:
+        if record.request_id not in seen:
+            seen.add(record.request_id)
+            unique.append(record)
+    prompts = [r.prompt for r in unique]
+    completions = [r.completion for r in unique]
+
+    started = time.perf_counter()
+    prompt_counts, completion_counts = {}, {}
+    for name in encodings:
+        # One batch call per encoding: tiktoken's thread pool is set up once.
+        counts = count_tokens([*prompts, *completions], name)
+        prompt_counts[name], completion_counts[name] = counts[: len(unique)], counts[len(unique) :]
+    counted = time.perf_counter()
+
+    languages: list[str | None] = []
+    detected: list[bool] = []
+    for record in unique:
+        if record.language is not None:
+            languages.append(record.language)
+            detected.append(False)
+        else:
+            languages.append(detect_language(record.prompt or record.completion))
+            detected.append(True)
+    detect_done = time.perf_counter()
+
+    references = [encoding_for_model(r.model) for r in unique]
+    mismatches: list[bool | None] = []
+    for i, (record, reference) in enumerate(zip(unique, references, strict=True)):
+        if reference is None or reference not in prompt_counts:
+            mismatches.append(None)
+            continue
+        flags = [
+            flag
+            for flag in (
+                _mismatch(record.usage_prompt_tokens, prompt_counts[reference][i]),
+                _mismatch(record.usage_completion_tokens, completion_counts[reference][i]),
+            )
+            if flag is not None
+        ]
+        mismatches.append(any(flags) if flags else None)
+
+    requests = pa.table(
+        {
+            "request_id": [r.request_id for r in unique],
+            "ts": [r.ts for r in unique],
+            "model": [r.model for r in unique],
+            "instance": [r.instance for r in unique],
+            "run": [r.run for r in unique],
+            "agent": [r.agent for r in unique],
+            "language": languages,
+            "language_detected": detected,
+            "prompt": prompts,
+            "completion": completions,
+            "prompt_chars": [_chars(t) for t in prompts],
+            "prompt_bytes": [_bytes(t) for t in prompts],
+            "completion_chars": [_chars(t) for t in completions],
+            "completion_bytes": [_bytes(t) for t in completions],
+            "usage_prompt_tokens": [r.usage_prompt_tokens for r in unique],
+            "usage_completion_tokens": [r.usage_completion_tokens for r in unique],
+            "usage_cached_tokens": [r.usage_cached_tokens for r in unique],
+            "reference_encoding": references,
+            "usage_mismatch": mismatches,
+            "ttft_ms": [r.ttft_ms for r in unique],
+            "latency_ms": [r.latency_ms for r in unique],
+            "finish_reason": [r.finish_reason for r in unique],
+            "shape": [str(r.shape) for r in unique],
+            "attrs": [orjson.dumps(r.attrs).decode() if r.attrs else None for r in unique],
+            "source_kind": [SOURCE_KIND] * len(unique),
+            "source": [source] * len(unique),
+            "source_line": [r.line_no for r in unique],
+        },
+        schema=REQUEST_SCHEMA,
+    )
+    ids = requests.column("request_id")
+    tokens = pa.concat_tables(
+        [
+            pa.table(
+                {
+                    "request_id": ids,
+                    "encoding": pa.array([name] * len(unique), pa.string()),
+                    "prompt_tokens": pa.array(prompt_counts[name], pa.int64()),
+                    "completion_tokens": pa.array(completion_counts[name], pa.int64()),
+                },
+                schema=TOKEN_SCHEMA,
+            )
+            for name in encodings
+        ]
+    )
+    return PreparedBatch(
+        requests,
+        tokens,
+        len(records) - len(unique),
+        {"count_seconds": counted - started, "detect_seconds": detect_done - counted},
+    )
+
+
+def _mismatch(reported: int | None, counted: int | None) -> bool | None:
+    if reported is None or counted is None:
+        return None
+    return abs(reported - counted) > max(MISMATCH_MIN_TOKENS, MISMATCH_FRACTION * counted)
+
+
+def _chars(text: str | None) -> int | None:
+    return None if text is None else len(text)
+
+
+def _bytes(text: str | None) -> int | None:
+    return None if text is None else len(text.encode("utf-8", "surrogatepass"))
+
+
+def load_batch(
+    parsed: ParsedLines,
+    source: str,
+    encodings: Sequence[str],
+    position: Position | None = None,
+) -> LoadResult:
+    """Load one parsed batch (and the file position it reaches) in one transaction."""
+    prepared = prepare_batch(parsed.records, source, encodings)
+
+    def load(cur: duckdb.DuckDBPyConnection) -> LoadResult:
+        accepted = 0
+        if prepared.requests.num_rows:
+            cur.register("batch_requests", prepared.requests)
+            cur.register("batch_request_tokens", prepared.tokens)
+            try:
+                cur.execute(INSERT_TOKENS_SQL)
+                row = cur.execute(INSERT_REQUESTS_SQL).fetchone()
+                accepted = int(row[0]) if row else 0
+            finally:
+                cur.unregister("batch_requests")
+                cur.unregister("batch_request_tokens")
+        quarantine(cur, SOURCE_KIND, source, parsed.rejected)
+        if position is not None:
+            save_position(cur, SOURCE_KIND, source, position)
+        return LoadResult(
+            accepted=accepted,
+            quarantined=len(parsed.rejected),
+            duplicates=len(parsed.records) - accepted,
+        )
+
+    return warehouse.write(load)
+
+
+def run_requests(paths: Sequence[str | Path], stdout: IO[str], stderr: IO[str]) -> dict[str, Any]:
+    """`manage.py ingest requests PATH...`: every file from where its last run stopped.
+    Prints one JSON summary line to stdout, progress to stderr; returns the summary."""
+    files = expand_paths(paths)
+    encodings = configured_encodings()
+    total = LoadResult()
+    started = time.monotonic()
+    for path in files:
+        source = str(path.resolve())
+        key = file_key(path)
+        start = start_position(SOURCE_KIND, source, key, path.stat().st_size)
+        for batch in read_batches(
+            path, start_offset=start.byte_offset, start_line_no=start.line_no
+        ):
+            result = load_batch(
+                parse_lines(batch.lines),
+                source,
+                encodings,
+                Position(key, batch.end_offset, batch.end_line_no),
+            )
+            total.add(result)
+            stderr.write(
+                f"{path}: line {batch.end_line_no}: {result.accepted} accepted, "
+                f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
+            )
+    summary: dict[str, Any] = {
+        **total.as_dict(),
+        "files": len(files),
+        "encodings": list(encodings),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    stdout.write(orjson.dumps(summary).decode() + "\n")
+    return summary
+
+
+def parse_body(body: bytes) -> ParsedLines:
+    """An API body: a JSON array of records, or JSONL (one record a line)."""
+    stripped = body.lstrip()
+    if stripped.startswith(b"["):
+        try:
+            items = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            items = None  # a JSONL body whose first record is an array: judged per line
+        if isinstance(items, list):
+            return parse_array(items)
+    lines, offset = [], 0
+    for line_no, raw in enumerate(body.split(b"\n"), start=1):
+        lines.append(RawLine(line_no, offset, raw.removesuffix(b"\r")))
+        offset += len(raw) + 1
+    return parse_lines(lines)
+
+
+def ingest_body(body: bytes, source: str) -> dict[str, int]:
+    """`POST /api/ingest/requests`: one transaction for the whole body."""
+    return load_batch(parse_body(body), source, configured_encodings()).as_dict()
