@@ -179,6 +179,8 @@ def model_samples(samples: list[Sample]) -> ModelledScrape:
             metric = spec[0]
             if spec[1] is Kind.HISTOGRAM:
                 metric, le = _histogram_part(s, metric)
+            elif metric == "prefix_hit_rate" and s.value < 0:
+                metric = None  # V0 reports -1 until it knows; averaging that in would lie
         if s.name == CACHE_CONFIG:
             out.block_size = _int_or_none(s.labels.get("block_size"))
             blocks = _int_or_none(s.labels.get("num_gpu_blocks"))

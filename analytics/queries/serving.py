@@ -1,0 +1,387 @@
+"""Questions about vLLM serving: instances, KV usage, prefix cache, preemptions, latency,
+throughput, queue and KV capacity, each over a time range in fixed buckets.
+
+Every series is answered from per-minute rollups for minutes before the rollup watermark
+and from raw samples after it (or from raw samples only, for buckets that are not whole
+minutes). Counter rows carry reset-adjusted increases computed at load time, so answers
+are sums; quantiles interpolate as Prometheus histogram_quantile() does. SQL lives here as
+constants with bound parameters; views and API handlers never write SQL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from analytics import warehouse
+from analytics.errors import NotFoundError, ParameterError
+from analytics.histograms import bucket_quantile
+
+LATENCY_METRICS = {"ttft": "ttft", "itl": "itl", "e2e": "e2e"}
+MAX_POINTS = 20_000
+
+INSTANCES = """
+    SELECT instance,
+           max(ts) AS last_scrape,
+           arg_max(up, ts) AS up,
+           arg_max(error, ts) AS last_result_error,
+           max(ts) FILTER (WHERE NOT up) AS last_error_at,
+           arg_max(error, ts) FILTER (WHERE NOT up) AS last_error,
+           arg_max(model, ts) FILTER (WHERE up) AS model,
+           arg_max(engine_kind, ts) FILTER (WHERE up) AS engine,
+           arg_max(engines, ts) FILTER (WHERE up) AS engines,
+           arg_max(block_size, ts) FILTER (WHERE up) AS block_size,
+           arg_max(num_gpu_blocks, ts) FILTER (WHERE up) AS num_gpu_blocks,
+           arg_max(prefix_unit, ts) FILTER (WHERE up) AS prefix_unit,
+           min(ts) AS first_scrape,
+           count(*) AS scrapes,
+           count(*) FILTER (WHERE NOT up) AS failed_scrapes
+    FROM serving_scrapes
+    WHERE CAST($instance AS VARCHAR) IS NULL OR instance = CAST($instance AS VARCHAR)
+    GROUP BY instance
+    ORDER BY instance
+"""
+
+DATA_RANGE = """
+    SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes
+    WHERE CAST($instance AS VARCHAR) IS NULL OR instance = CAST($instance AS VARCHAR)
+"""
+
+RECENT_SCRAPES = """
+    SELECT ts, up, error, source, duration_ms, samples, resets
+    FROM serving_scrapes
+    WHERE instance = $instance
+    ORDER BY ts DESC
+    LIMIT $limit
+"""
+
+_FILTERS = """
+      AND (CAST($instance AS VARCHAR) IS NULL OR {t}.instance = CAST($instance AS VARCHAR))
+      AND (CAST($engine AS VARCHAR) IS NULL OR {t}.engine = CAST($engine AS VARCHAR))
+"""
+
+# Whole-minute buckets: rollups before the watermark, raw samples from it on.
+SERIES_MINUTES = f"""
+    WITH mark AS (
+        SELECT coalesce(max(rolled_until), TIMESTAMPTZ '1970-01-01 00:00:00+00') AS w
+        FROM serving_rollup_marks
+    ),
+    rows AS (
+        SELECT m.minute AS ts, m.engine, m.le, m.samples, m.value_sum, m.value_max, m.increase
+        FROM serving_minutes m, mark
+        WHERE m.metric = $metric AND m.minute >= $start AND m.minute < $end
+          AND m.minute < mark.w {_FILTERS.format(t="m")}
+        UNION ALL
+        SELECT s.ts, s.engine, s.le, 1, s.value, s.value, s.delta
+        FROM serving_samples s, mark
+        WHERE s.metric = $metric AND s.ts >= greatest($start, mark.w) AND s.ts < $end
+          {_FILTERS.format(t="s")}
+    )
+    SELECT to_timestamp(floor(epoch(ts) / $bucket) * $bucket) AS t, engine, le,
+           sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
+           sum(increase) AS increase
+    FROM rows
+    GROUP BY ALL
+    ORDER BY t
+"""
+
+# Buckets that are not whole minutes: raw samples only (kept for the raw retention window).
+SERIES_RAW = f"""
+    SELECT to_timestamp(floor(epoch(s.ts) / $bucket) * $bucket) AS t, s.engine, s.le,
+           count(*) AS samples, sum(s.value) AS value_sum, max(s.value) AS value_max,
+           sum(s.delta) AS increase
+    FROM serving_samples s
+    WHERE s.metric = $metric AND s.ts >= $start AND s.ts < $end {_FILTERS.format(t="s")}
+    GROUP BY ALL
+    ORDER BY t
+"""
+
+LATEST_GAUGES = """
+    WITH last AS (
+        SELECT max(ts) AS ts FROM serving_scrapes WHERE instance = $instance AND up
+    )
+    SELECT s.metric, s.engine, avg(s.value) AS value, sum(s.value) AS total
+    FROM serving_samples s, last
+    WHERE s.instance = $instance AND s.ts = last.ts
+      AND s.metric IN ('kv_usage', 'running', 'waiting', 'swapped')
+    GROUP BY ALL
+"""
+
+
+@dataclass(frozen=True)
+class Window:
+    """A query range [start, end) cut into buckets of `bucket_s` seconds."""
+
+    start: datetime
+    end: datetime
+    bucket_s: int
+
+    @property
+    def minute_aligned(self) -> bool:
+        return self.bucket_s % 60 == 0
+
+
+def _params(metric: str, instance: str | None, engine: str | None, w: Window) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "instance": instance,
+        "engine": engine,
+        "start": w.start,
+        "end": w.end,
+        "bucket": float(w.bucket_s),
+    }
+
+
+def _series(
+    metric: str, instance: str | None, engine: str | None, w: Window
+) -> list[dict[str, Any]]:
+    sql = SERIES_MINUTES if w.minute_aligned else SERIES_RAW
+    return warehouse.fetch_all(sql, _params(metric, instance, engine, w))
+
+
+# --- instances and ranges ---------------------------------------------------------------
+
+
+def list_instances(instance: str | None = None) -> list[dict[str, Any]]:
+    return warehouse.fetch_all(INSTANCES, {"instance": instance})
+
+
+def require_instance(instance: str) -> dict[str, Any]:
+    """The instance's summary row, or NotFoundError (404) when it was never scraped."""
+    rows = list_instances(instance)
+    if not rows:
+        raise NotFoundError(f"unknown instance {instance!r}")
+    return rows[0]
+
+
+def data_range(instance: str | None) -> tuple[datetime, datetime] | None:
+    row = warehouse.fetch_one(DATA_RANGE, {"instance": instance})
+    if row is None or row["first"] is None:
+        return None
+    return row["first"], row["last"]
+
+
+def recent_scrapes(instance: str, limit: int = 20) -> list[dict[str, Any]]:
+    return warehouse.fetch_all(RECENT_SCRAPES, {"instance": instance, "limit": limit})
+
+
+def auto_bucket_s(start: datetime, end: datetime, target_points: int = 120) -> int:
+    """A round bucket giving about `target_points` points (at least one minute)."""
+    span = max((end - start).total_seconds(), 60.0)
+    for size in (60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400):
+        if span / size <= target_points:
+            return size
+    return 86400 * 7
+
+
+def make_window(
+    instance: str | None,
+    start: datetime | None,
+    end: datetime | None,
+    bucket_s: int | None,
+) -> Window:
+    """Resolve defaults (the data's own range) and align to whole buckets."""
+    if start is None or end is None:
+        found = data_range(instance)
+        if found is None:
+            now = datetime.now(UTC)
+            found = (now - timedelta(hours=1), now)
+        start = start or found[0]
+        end = end or found[1] + timedelta(microseconds=1)  # include the last scrape
+    if end <= start:
+        raise ParameterError("end must be after start")
+    size = bucket_s or auto_bucket_s(start, end)
+    epoch = start.timestamp()
+    aligned_start = datetime.fromtimestamp(math.floor(epoch / size) * size, tz=UTC)
+    aligned_end = datetime.fromtimestamp(math.ceil(end.timestamp() / size) * size, tz=UTC)
+    if aligned_end <= aligned_start:
+        aligned_end = aligned_start + timedelta(seconds=size)
+    points = (aligned_end - aligned_start).total_seconds() / size
+    if points > MAX_POINTS:
+        raise ParameterError(
+            f"{int(points)} buckets requested; use a larger bucket (at most {MAX_POINTS})"
+        )
+    return Window(aligned_start, aligned_end, size)
+
+
+# --- series -----------------------------------------------------------------------------
+
+
+def kv_usage(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
+    """Mean KV-cache usage (0..1) per bucket over every sample of every engine."""
+    sums: dict[datetime, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for r in _series("kv_usage", instance, engine, w):
+        acc = sums[r["t"]]
+        acc[0] += r["value_sum"]
+        acc[1] += r["samples"]
+        acc[2] = max(acc[2], r["value_max"])
+    return [
+        {"t": t, "usage": acc[0] / acc[1], "max": acc[2]}
+        for t, acc in sorted(sums.items())
+        if acc[1]
+    ]
+
+
+def gauge_means(
+    metric: str, instance: str | None, w: Window, engine: str | None = None
+) -> list[dict[str, Any]]:
+    """Per bucket: the gauge's mean summed over engines (e.g. running requests of the
+    whole instance) and its largest single sample."""
+    per: dict[datetime, dict[str, list[float]]] = defaultdict(dict)
+    for r in _series(metric, instance, engine, w):
+        key = f"{r['engine']}"
+        acc = per[r["t"]].setdefault(key, [0.0, 0.0, 0.0])
+        acc[0] += r["value_sum"]
+        acc[1] += r["samples"]
+        acc[2] = max(acc[2], r["value_max"])
+    out = []
+    for t, engines in sorted(per.items()):
+        mean = sum(a[0] / a[1] for a in engines.values() if a[1])
+        out.append({"t": t, "mean": mean, "max": max(a[2] for a in engines.values())})
+    return out
+
+
+def counter_increase(
+    metric: str, instance: str | None, w: Window, engine: str | None = None
+) -> list[dict[str, Any]]:
+    """Reset-adjusted increase per bucket, summed over engines."""
+    totals: dict[datetime, float] = defaultdict(float)
+    for r in _series(metric, instance, engine, w):
+        totals[r["t"]] += r["increase"] or 0.0
+    return [{"t": t, "increase": v} for t, v in sorted(totals.items())]
+
+
+def preemptions(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
+    points = [
+        {"t": p["t"], "preemptions": p["increase"]}
+        for p in counter_increase("preemptions", instance, w, engine)
+    ]
+    return {"points": points, "total": sum(p["preemptions"] for p in points)}
+
+
+def _hit_rate(hits: float, queries: float) -> float | None:
+    return hits / queries if queries > 0 else None
+
+
+def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
+    """Hits and queries per bucket (V1 counters; tokens, or blocks on 0.8.x) and
+    hits/queries; for V0, which only exposes a hit-rate gauge, the gauge's mean."""
+    hits = {p["t"]: p["increase"] for p in counter_increase("prefix_hits", instance, w, engine)}
+    queries = {
+        p["t"]: p["increase"] for p in counter_increase("prefix_queries", instance, w, engine)
+    }
+    points: list[dict[str, Any]] = []
+    if hits or queries:
+        for t in sorted(set(hits) | set(queries)):
+            h, q = hits.get(t, 0.0), queries.get(t, 0.0)
+            points.append({"t": t, "hits": h, "queries": q, "hit_rate": _hit_rate(h, q)})
+        total_h = sum(hits.values())
+        total_q = sum(queries.values())
+        overall = {"hits": total_h, "queries": total_q, "hit_rate": _hit_rate(total_h, total_q)}
+        return {"points": points, "overall": overall, "source": "counters"}
+    rows = _series("prefix_hit_rate", instance, engine, w)
+    per: dict[datetime, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for r in rows:
+        per[r["t"]][0] += r["value_sum"]
+        per[r["t"]][1] += r["samples"]
+    for t, (s, n) in sorted(per.items()):
+        points.append({"t": t, "hits": None, "queries": None, "hit_rate": s / n if n else None})
+    total_s = sum(v[0] for v in per.values())
+    total_n = sum(v[1] for v in per.values())
+    overall = {"hits": None, "queries": None, "hit_rate": total_s / total_n if total_n else None}
+    return {"points": points, "overall": overall, "source": "gauge" if rows else "none"}
+
+
+def latency(
+    metric: str, quantile: float, instance: str | None, w: Window, engine: str | None = None
+) -> dict[str, Any]:
+    """q-quantile per bucket of the summed bucket increases (all engines), and over the
+    whole window, as histogram_quantile(q, sum by (le) (increase(..._bucket)))."""
+    if metric not in LATENCY_METRICS:
+        raise ParameterError(f"metric must be one of {', '.join(LATENCY_METRICS)}, got {metric!r}")
+    if not 0 <= quantile <= 1:
+        raise ParameterError(f"quantile must be between 0 and 1, got {quantile}")
+    per: dict[datetime, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    overall: dict[float, float] = defaultdict(float)
+    for r in _series(LATENCY_METRICS[metric], instance, engine, w):
+        inc = r["increase"] or 0.0
+        per[r["t"]][r["le"]] += inc
+        overall[r["le"]] += inc
+    points = []
+    for t, buckets in sorted(per.items()):
+        points.append({"t": t, "seconds": _finite(bucket_quantile(quantile, buckets.items()))})
+    whole = _finite(bucket_quantile(quantile, overall.items())) if overall else None
+    return {"points": points, "overall": whole}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def throughput(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
+    """Prompt and generation tokens per second per bucket (increase / bucket length)."""
+    prompt = {p["t"]: p["increase"] for p in counter_increase("prompt_tokens", instance, w, engine)}
+    gen = {
+        p["t"]: p["increase"] for p in counter_increase("generation_tokens", instance, w, engine)
+    }
+    return [
+        {
+            "t": t,
+            "prompt_tokens_per_s": prompt.get(t, 0.0) / w.bucket_s,
+            "generation_tokens_per_s": gen.get(t, 0.0) / w.bucket_s,
+        }
+        for t in sorted(set(prompt) | set(gen))
+    ]
+
+
+def queue(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
+    """Running and waiting requests per bucket: means summed over engines, and peaks."""
+    running = {p["t"]: p for p in gauge_means("running", instance, w, engine)}
+    waiting = {p["t"]: p for p in gauge_means("waiting", instance, w, engine)}
+    out = []
+    for t in sorted(set(running) | set(waiting)):
+        r, q = running.get(t), waiting.get(t)
+        out.append(
+            {
+                "t": t,
+                "running": r["mean"] if r else None,
+                "waiting": q["mean"] if q else None,
+                "running_max": r["max"] if r else None,
+                "waiting_max": q["max"] if q else None,
+            }
+        )
+    return out
+
+
+def latest_gauges(instance: str) -> dict[str, Any]:
+    """KV usage (mean over engines), running and waiting (summed) at the last scrape."""
+    rows = warehouse.fetch_all(LATEST_GAUGES, {"instance": instance})
+    by_metric: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_metric[r["metric"]].append(r)
+    kv = by_metric.get("kv_usage")
+    return {
+        "kv_usage": sum(r["value"] for r in kv) / len(kv) if kv else None,
+        "kv_usage_by_engine": {r["engine"]: r["value"] for r in kv or []},
+        "running": sum(r["total"] for r in by_metric["running"])
+        if "running" in by_metric
+        else None,
+        "waiting": sum(r["total"] for r in by_metric["waiting"])
+        if "waiting" in by_metric
+        else None,
+    }
+
+
+def mean_request_tokens(instance: str, w: Window) -> float | None:
+    """Mean prompt + generation tokens per finished request over the window."""
+
+    def total(metric: str) -> float:
+        return sum(p["increase"] for p in counter_increase(metric, instance, w))
+
+    requests = total("requests")
+    if requests <= 0:
+        return None
+    return (total("prompt_tokens") + total("generation_tokens")) / requests

@@ -1,0 +1,110 @@
+import socket
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from analytics import warehouse
+from ingest.pipelines.vllm_scrape import collect_scrape, load_scrapes
+from tests.loopback import loopback
+from tests.vllm_text import EngineState, v1_text
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_scrape_stores_every_sample_with_instance_labels_and_time(lake: Path) -> None:
+    text = v1_text({"0": EngineState(kv_usage=0.5), "1": EngineState(kv_usage=0.25)})
+    with loopback() as server:
+        server.serve_text("/metrics", text)
+        pending = collect_scrape("gpu-a", server.url("/metrics"), now=T0)
+    result = load_scrapes([pending])
+    exposed = sum(1 for line in text.splitlines() if not line.startswith("#"))
+    assert (result.scrapes, result.samples, result.failed) == (1, exposed, 0)
+    row = warehouse.fetch_one(
+        "SELECT instance, ts, labels, value FROM serving_samples "
+        "WHERE name = 'vllm:kv_cache_usage_perc' AND engine = '1'"
+    )
+    assert row == {
+        "instance": "gpu-a",
+        "ts": T0,
+        "labels": orjson.dumps({"engine": "1", "model_name": "meta-llama/Llama-3.1-8B"}).decode(),
+        "value": 0.25,
+    }
+    scrape = warehouse.fetch_one(
+        "SELECT up, error, samples, engine_kind, engines FROM serving_scrapes"
+    )
+    assert scrape == {
+        "up": True,
+        "error": None,
+        "samples": exposed,
+        "engine_kind": "v1",
+        "engines": 2,
+    }
+
+
+def test_failed_scrapes_are_recorded_with_a_one_line_reason_and_no_samples(lake: Path) -> None:
+    with loopback() as server:
+        server.serve_text("/garbage", "<html>\n<body>oops</body></html>\n")
+        server.serve_text("/error", "boom", status=500)
+        server.serve_text("/slow", v1_text({"0": EngineState()}))
+        server.serve_text(
+            "/labels",
+            '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{gpu="3"} 1\n',
+        )
+        pending = [
+            collect_scrape("garbage", server.url("/garbage"), now=T0),
+            collect_scrape("error", server.url("/error"), now=T0),
+            collect_scrape("labels", server.url("/labels"), now=T0),
+        ]
+        server.delay_s = 0.5
+        pending.append(collect_scrape("slow", server.url("/slow"), timeout_s=0.1, now=T0))
+    pending.append(collect_scrape("down", f"http://127.0.0.1:{_free_port()}/metrics", now=T0))
+    result = load_scrapes(pending)
+    assert (result.scrapes, result.failed, result.samples) == (0, 5, 0)
+    errors = {
+        r["instance"]: r["error"]
+        for r in warehouse.fetch_all("SELECT instance, error FROM serving_scrapes WHERE NOT up")
+    }
+    assert errors["garbage"].startswith("not the Prometheus text format")
+    assert errors["error"] == "HTTP 500 Internal Server Error"
+    assert errors["labels"] == "unexpected labels gpu on vllm:num_requests_running"
+    assert errors["slow"] == "timed out after 0.1 s"
+    assert errors["down"] == "connection refused"
+    assert all("\n" not in e for e in errors.values())
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM serving_samples") == {"n": 0}
+
+
+def test_loading_the_same_scrape_twice_stores_it_once(lake: Path) -> None:
+    with loopback() as server:
+        server.serve_text("/metrics", v1_text({"0": EngineState(preemptions=3)}))
+        pending = collect_scrape("gpu-a", server.url("/metrics"), now=T0)
+    first = load_scrapes([pending])
+    again = load_scrapes([pending])
+    assert (first.duplicates, again.duplicates, again.samples) == (0, 1, 0)
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM serving_scrapes") == {"n": 1}
+
+
+def test_increases_are_computed_against_the_previous_stored_scrape(lake: Path) -> None:
+    with loopback() as server:
+        state = EngineState(preemptions=3)
+        server.serve_text("/metrics", v1_text({"0": state}))
+        first = collect_scrape("gpu-a", server.url("/metrics"), now=T0)
+        load_scrapes([first])
+        state.preemptions = 10
+        server.serve_text("/metrics", v1_text({"0": state}))
+        second = collect_scrape("gpu-a", server.url("/metrics"), now=T0 + timedelta(seconds=15))
+    from ingest.pipelines import vllm_scrape
+
+    vllm_scrape._state_cache.clear()  # force reading the baseline back from the warehouse
+    load_scrapes([second])
+    rows = warehouse.fetch_all(
+        "SELECT ts, delta FROM serving_samples"
+        " WHERE name = 'vllm:num_preemptions_total' ORDER BY ts"
+    )
+    assert [r["delta"] for r in rows] == [None, 7.0]
