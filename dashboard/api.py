@@ -9,8 +9,10 @@ from ninja import NinjaAPI, Schema
 from analytics import warehouse
 from analytics.api import router as runs_router
 from analytics.errors import NotFoundError, ParameterError
+from analytics.tokens_api import router as tokens_router
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
+from ingest.requests_api import router as ingest_requests_router
 
 api = NinjaAPI(
     title="Fleetscope API",
@@ -62,3 +64,5 @@ def health(request: HttpRequest) -> dict[str, Any]:
 
 api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])
+api.add_router("/ingest", ingest_requests_router, tags=["ingest"])
+api.add_router("/tokens", tokens_router, tags=["tokens"])
