@@ -41,7 +41,7 @@ class CountOut(Schema):
     pieces: dict[str, list[PieceOut]] | None = None
 
 
-@router.post("/count", response=CountOut)
+@router.post("/count", response=CountOut, url_name="tokens_count")
 def count(request: HttpRequest, body: CountIn) -> dict[str, Any]:
     """Tokens of one text under each encoding, its detected language, and optionally the
     pieces each encoding cuts it into."""
@@ -88,7 +88,7 @@ class TaxOut(Schema):
     languages: list[TaxLanguageOut]
 
 
-@router.get("/tax", response=TaxOut)
+@router.get("/tax", response=TaxOut, url_name="tokens_tax")
 def tax(
     request: HttpRequest,
     encoding: str = "o200k_base",
@@ -145,7 +145,7 @@ class TrafficOut(Schema):
     saving: SavingOut
 
 
-@router.get("/traffic", response=TrafficOut)
+@router.get("/traffic", response=TrafficOut, url_name="tokens_traffic")
 def traffic(
     request: HttpRequest,
     start: str | None = None,
@@ -168,7 +168,7 @@ class EncodingsOut(Schema):
     configured: list[str]
 
 
-@router.get("/encodings", response=EncodingsOut)
+@router.get("/encodings", response=EncodingsOut, url_name="tokens_encodings")
 def encodings(request: HttpRequest) -> dict[str, Any]:
     """Encodings that load offline here, and the ones every text is counted under."""
     return {"available": list(AVAILABLE_ENCODINGS), "configured": list(configured_encodings())}
@@ -191,7 +191,7 @@ class MismatchesOut(Schema):
     requests: list[MismatchOut]
 
 
-@router.get("/mismatches", response=MismatchesOut)
+@router.get("/mismatches", response=MismatchesOut, url_name="tokens_mismatches")
 def mismatches(request: HttpRequest, limit: int = 50) -> dict[str, Any]:
     """Requests whose provider-reported usage is far from our count under the model's own
     encoding (more than 16 tokens and 25% apart), newest first."""

@@ -141,7 +141,7 @@ FLEETSCOPE_SERVING_RAW_RETENTION_HOURS = read_int("FLEETSCOPE_SERVING_RAW_RETENT
 FLEETSCOPE_TOKEN_ENCODINGS = read_list(
     "FLEETSCOPE_TOKEN_ENCODINGS", ["gpt2", "cl100k_base", "o200k_base"]
 )
-# ISO 639-1 codes the detector may answer; empty = all 97 it knows.
+# ISO 639-1 codes the detector may answer; empty = every one it knows (about 100).
 FLEETSCOPE_DETECT_LANGUAGES = read_list("FLEETSCOPE_DETECT_LANGUAGES", [])
 
 # --- Celery ---

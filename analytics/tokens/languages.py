@@ -17,9 +17,28 @@ from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 SAMPLE_CHARS = 2000
 
+# py3langid also answers in ISO 639-3 for some varieties; those whose language has an
+# ISO 639-1 code are reported under it, the rest (and "zxx", no language) are not
+# candidates at all, so every answer is a code the contract allows.
+TO_ISO_639_1 = {
+    "ary": "ar",  # Moroccan Arabic
+    "arz": "ar",  # Egyptian Arabic
+    "yue": "zh",  # Cantonese
+    "wuu": "zh",  # Wu Chinese
+    "uzs": "uz",  # Southern Uzbek
+    "gug": "gn",  # Paraguayan Guarani
+    "fuv": "ff",  # Nigerian Fulfulde
+    "kik": "ki",  # Kikuyu
+    "sdh": "ku",  # Southern Kurdish
+}
+
 _lock = threading.Lock()
 _identifier: LanguageIdentifier | None = None
 _restricted_to: tuple[str, ...] | None = None
+
+
+def to_iso_639_1(label: str) -> str:
+    return TO_ISO_639_1.get(label, label)
 
 
 def _get_identifier() -> LanguageIdentifier:
@@ -29,8 +48,19 @@ def _get_identifier() -> LanguageIdentifier:
         if _identifier is None:
             _identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
         if _restricted_to != wanted:
-            # An empty list means all 97 languages the model knows.
-            _identifier.set_languages(list(wanted) or None)
+            _identifier.set_languages(None)
+            labels = [
+                label
+                for label in _identifier.labels
+                if (len(label) == 2 or label in TO_ISO_639_1)
+                and (not wanted or to_iso_639_1(label) in wanted)
+            ]
+            unknown = set(wanted) - {to_iso_639_1(label) for label in labels}
+            if unknown:
+                raise ValueError(
+                    f"FLEETSCOPE_DETECT_LANGUAGES: the detector does not know {sorted(unknown)}"
+                )
+            _identifier.set_languages(labels)
             _restricted_to = wanted
         return _identifier
 
@@ -42,8 +72,8 @@ def detect_language(text: str | None) -> str | None:
     sample = text[:SAMPLE_CHARS]
     if not any(ch.isalpha() for ch in sample):
         return None
-    code, _score = _get_identifier().classify(sample)
-    return str(code)
+    label, _score = _get_identifier().classify(sample)
+    return to_iso_639_1(str(label))
 
 
 def detect_languages(texts: Sequence[str | None]) -> list[str | None]:

@@ -1,0 +1,151 @@
+"""The Tokens page: the token tax per language under each encoding, traffic by language,
+usage mismatches, and a paste box that shows how each encoding cuts a text.
+
+Views only: answers come from analytics.tokens_report and analytics.queries, figures
+from analytics.token_charts; no SQL here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from analytics import charts, token_charts, tokens_report
+from analytics.errors import ParameterError
+from analytics.queries import tokens as queries
+from analytics.tokens.language_names import language_name
+from analytics.tokens.vocabularies import configured_encodings
+
+MISMATCH_ROWS = 20
+
+
+def _bad_parameter(exc: ParameterError) -> HttpResponse:
+    return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+
+
+def _percent(fraction: float | None) -> float | None:
+    return None if fraction is None else round(100 * fraction, 1)
+
+
+def _tax_tables(request: HttpRequest) -> tuple[str, str, dict[str, list[dict[str, Any]]]]:
+    """(selected encoding, corpus, tax table per configured encoding)."""
+    encodings = list(configured_encodings())
+    selected = request.GET.get("encoding") or encodings[-1]
+    tokens_report.check_encoding(selected)
+    if selected not in encodings:
+        encodings.append(selected)
+    corpus = tokens_report.resolve_corpus(request.GET.get("corpus"))
+    tables = {
+        name: tokens_report.tax_table(name, "parallel", corpus=corpus.value)["languages"]
+        for name in encodings
+    }
+    return selected, corpus.value, tables
+
+
+def _tax_order(tables: dict[str, list[dict[str, Any]]], selected: str) -> list[str]:
+    """Languages as the selected encoding's table sorts them: highest tax first."""
+    return [row["language"] for row in tables[selected]]
+
+
+@login_required
+@ensure_csrf_cookie  # the paste box POSTs to the API with the CSRF cookie's token
+def tokens_page(request: HttpRequest) -> HttpResponse:
+    try:
+        selected, corpus, tables = _tax_tables(request)
+        traffic = tokens_report.traffic_report(
+            None, None, request.GET.get("from") or None, request.GET.get("to") or None
+        )
+    except ParameterError as exc:
+        return _bad_parameter(exc)
+    encodings = list(tables)
+    by_encoding = {name: {row["language"]: row for row in rows} for name, rows in tables.items()}
+    tax_rows = []
+    for code in _tax_order(tables, selected):
+        row = by_encoding[selected][code]
+        tax_rows.append(
+            {
+                "language": code,
+                "name": language_name(code),
+                "samples": row["samples"],
+                "chars": row["chars"],
+                "cells": [
+                    {
+                        "encoding": name,
+                        "tokens": by_encoding[name].get(code, {}).get("tokens"),
+                        "tax": by_encoding[name].get(code, {}).get("tax"),
+                    }
+                    for name in encodings
+                ],
+            }
+        )
+    traffic_rows = [
+        {
+            **row,
+            "name": language_name(row["language"]),
+            "request_pct": _percent(row["share_of_requests"]),
+            "saved_pct": _percent(row["saving"]["saved_fraction"]),
+            "cells": [
+                {**cell, "share_pct": _percent(cell["share_of_tokens"])}
+                if (cell := row["encodings"].get(name))
+                else None
+                for name in traffic["encodings"]
+            ],
+        }
+        for row in traffic["languages"]
+    ]
+    compared, mismatched = queries.mismatch_summary()
+    highest = next(
+        (
+            {"name": r["name"], "tax": r["cells"][encodings.index(selected)]["tax"]}
+            for r in tax_rows
+            if r["language"] != "en" and r["cells"][encodings.index(selected)]["tax"]
+        ),
+        None,
+    )
+    query = urlencode({"encoding": selected, "corpus": corpus})
+    context = {
+        "nav": "tokens",
+        "encodings": encodings,
+        "selected": selected,
+        "corpus": corpus,
+        "tax_rows": tax_rows,
+        "highest": highest,
+        "total_saved_pct": _percent(traffic["saving"]["saved_fraction"]),
+        "traffic": traffic,
+        "traffic_rows": traffic_rows,
+        "compared": compared,
+        "mismatched": mismatched,
+        "mismatches": queries.usage_mismatches(MISMATCH_ROWS),
+        "tax_chart_url": reverse("tokens-tax-chart") + "?" + query,
+        "traffic_chart_url": reverse("tokens-traffic-chart"),
+        "count_url": reverse("api:tokens_count"),
+    }
+    return render(request, "tokens/tokens.html", context)
+
+
+@login_required
+def tax_chart(request: HttpRequest) -> HttpResponse:
+    """The tax chart's figure JSON (what /api/tokens/tax answers, per encoding)."""
+    try:
+        selected, _corpus, tables = _tax_tables(request)
+    except ParameterError as exc:
+        return _bad_parameter(exc)
+    fig = token_charts.build_tax_figure(tables, _tax_order(tables, selected))
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+@login_required
+def traffic_chart(request: HttpRequest) -> HttpResponse:
+    """The traffic chart's figure JSON (what /api/tokens/traffic answers)."""
+    try:
+        traffic = tokens_report.traffic_report(None, None)
+    except ParameterError as exc:
+        return _bad_parameter(exc)
+    fig = token_charts.build_traffic_figure(traffic["languages"], traffic["encodings"])
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
