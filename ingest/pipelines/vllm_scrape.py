@@ -125,6 +125,14 @@ class LoadResult:
     resets: int = 0
     errors: dict[str, str] = field(default_factory=dict)
 
+    def add(self, other: LoadResult) -> None:
+        self.scrapes += other.scrapes
+        self.failed += other.failed
+        self.samples += other.samples
+        self.duplicates += other.duplicates
+        self.resets += other.resets
+        self.errors.update(other.errors)
+
     def summary(self) -> dict[str, object]:
         return {
             "accepted": self.samples,
@@ -186,6 +194,7 @@ def load_scrapes(
             finally:
                 cur.unregister("serving_batch")
                 cur.unregister("serving_scrape_batch")
+            _redo_rolled_minutes(cur, fresh)
         if rollup_until is not None:
             serving_rollups.rollup_minutes(cur, rollup_until)
         return result, fresh, current
@@ -194,6 +203,21 @@ def load_scrapes(
     result, fresh, current = warehouse.write(work)
     _remember(fresh, current, states)
     return result
+
+
+def _redo_rolled_minutes(cur: duckdb.DuckDBPyConnection, fresh: list[PendingScrape]) -> None:
+    """Scrapes older than the rollup watermark (an import of history, a late spool) are
+    rolled into their minutes now, so long-range answers include them."""
+    mark = serving_rollups.watermark(cur)
+    if mark is None:
+        return
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    for p in fresh:
+        if p.up and p.ts < mark:
+            lo, hi = spans.get(p.instance, (p.ts, p.ts))
+            spans[p.instance] = (min(lo, p.ts), max(hi, p.ts))
+    for instance, (lo, hi) in spans.items():
+        serving_rollups.rollup_range(cur, instance, lo, hi)
 
 
 def _us(ts: datetime) -> int:

@@ -1,0 +1,58 @@
+"""`manage.py ingest SOURCE PATH...`: load logs into the warehouse; prints one JSON summary.
+
+Each source is a subcommand backed by a pipeline's `run_*` function; progress goes to
+stderr, the summary line to stdout. Exit 0 when the run completed (quarantined lines are
+not a failure); a one-line reason on stderr and exit 1 when it could not run.
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from django.core.management.base import BaseCommand, CommandError
+
+from analytics.warehouse import WarehouseError
+from ingest.pipelines.agent_events import run_agent_events
+from ingest.pipelines.loading import IngestSummary
+from ingest.sources.files import SourceError
+
+
+def _agent_events(options: dict[str, Any]) -> IngestSummary:
+    return run_agent_events(options["paths"], progress=sys.stderr)
+
+
+# subcommand -> (help, runner). Runners take the parsed options and return a summary.
+SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
+    "agent-events": ("agent-event JSONL files or folders (*.jsonl, *.jsonl.gz)", _agent_events),
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Ingest logs into the warehouse. Resumable and idempotent: re-running loads only new lines."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        sub = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
+        for name, (help_text, _) in SOURCES.items():
+            source_parser = sub.add_parser(name, help=help_text)
+            source_parser.add_argument("paths", nargs="+", metavar="PATH")
+            add_options = SOURCE_OPTIONS.get(name)
+            if add_options is not None:
+                add_options(source_parser)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        _, runner = SOURCES[options["source"]]
+        try:
+            summary = runner(options)
+        except (SourceError, WarehouseError, ValueError) as exc:
+            raise CommandError(str(exc).splitlines()[0]) from exc
+        self.stdout.write(orjson.dumps(summary.as_dict()).decode())
+
+
+# Extra arguments per source (e.g. `git --run NAME`), added by the sources that need them.
+SOURCE_OPTIONS: dict[str, Callable[[ArgumentParser], None]] = {}

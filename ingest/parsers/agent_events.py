@@ -1,0 +1,485 @@
+"""Agent-event JSONL (../shared/contract/agent-events.md) -> typed event rows, in bulk.
+
+Pure: no files, no Django, no warehouse. The pipeline has DuckDB read a chunk of whole
+lines into the `fields` relation, every top-level field as its JSON text (so types are
+checked here, never silently converted), either with `read_json` (the fast path, for a
+chunk where every line is a JSON object) or line by line with `LINES_TO_FIELDS_SQL`
+(when read_json rejects the chunk). `validate_fields()` then checks each field's JSON
+type from its first byte, vectorised with Arrow and NumPy, and converts the values;
+`FINALIZE_SQL` parses timestamps. A line that fails any check keeps the first reason.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+SOURCE_KIND = "agent-events"
+RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
+
+KNOWN_KINDS = (
+    "spawn",
+    "task",
+    "llm_call",
+    "tool_call",
+    "commit",
+    "push",
+    "handoff",
+    "error",
+    "summary",
+    "stop",
+)
+
+
+class JsonType:
+    """JSON value classes, told apart by a value's first byte."""
+
+    STRING = "string"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    OBJECT = "object"
+    TIME = "time"  # an RFC 3339 string or a number of Unix seconds
+
+
+_EXPECTED = {
+    JsonType.STRING: "a string",
+    JsonType.INTEGER: "an integer",
+    JsonType.NUMBER: "a number",
+    JsonType.BOOLEAN: "a boolean",
+    JsonType.OBJECT: "an object",
+    JsonType.TIME: "an RFC 3339 string or Unix seconds",
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One JSON path of the contract, the type it must have, and the column it fills."""
+
+    path: str  # dotted, as the contract writes it: "usage.input_tokens"
+    kind: str
+    column: str | None = None
+    required: bool = False
+    non_negative: bool = False
+
+    @property
+    def container(self) -> str | None:
+        return self.path.split(".", 1)[0] if "." in self.path else None
+
+    @property
+    def leaf(self) -> str:
+        return self.path.rsplit(".", 1)[-1]
+
+
+FIELDS: tuple[Field, ...] = (
+    Field("ts", JsonType.TIME, required=True),
+    Field("run", JsonType.STRING, "run", required=True),
+    Field("agent", JsonType.STRING, "agent", required=True),
+    Field("event", JsonType.STRING, "event", required=True),
+    Field("id", JsonType.STRING, "id"),
+    Field("parent", JsonType.STRING, "parent"),
+    Field("role", JsonType.STRING, "role"),
+    Field("model", JsonType.STRING, "model"),
+    Field("usage", JsonType.OBJECT),
+    Field("usage.input_tokens", JsonType.INTEGER, "input_tokens", non_negative=True),
+    Field("usage.cached_input_tokens", JsonType.INTEGER, "cached_input_tokens", non_negative=True),
+    Field("usage.cache_write_tokens", JsonType.INTEGER, "cache_write_tokens", non_negative=True),
+    Field("usage.output_tokens", JsonType.INTEGER, "output_tokens", non_negative=True),
+    Field("cost_usd", JsonType.NUMBER, "cost_usd", non_negative=True),
+    Field("tool", JsonType.STRING, "tool"),
+    Field("ok", JsonType.BOOLEAN, "ok"),
+    Field("duration_ms", JsonType.NUMBER, "duration_ms", non_negative=True),
+    Field("task", JsonType.STRING, "task"),
+    Field("commit", JsonType.OBJECT),
+    Field("commit.sha", JsonType.STRING, "commit_sha"),
+    Field("commit.files", JsonType.INTEGER, "commit_files", non_negative=True),
+    Field("commit.insertions", JsonType.INTEGER, "commit_insertions", non_negative=True),
+    Field("commit.deletions", JsonType.INTEGER, "commit_deletions", non_negative=True),
+    Field("commit.message", JsonType.STRING, "commit_message"),
+    Field("push", JsonType.OBJECT),
+    Field("push.conflict", JsonType.BOOLEAN, "push_conflict"),
+    Field("error", JsonType.OBJECT),
+    Field("error.kind", JsonType.STRING, "error_kind"),
+    Field("error.message", JsonType.STRING, "error_message"),
+    Field("handoff", JsonType.OBJECT),
+    Field("handoff.to", JsonType.STRING, "handoff_to"),
+    Field("handoff.status", JsonType.STRING, "handoff_status"),
+    Field("handoff.notes", JsonType.STRING, "handoff_notes"),
+    Field("attrs", JsonType.OBJECT, "attrs"),
+)
+
+EVENT_COLUMNS: tuple[str, ...] = (
+    "run",
+    "agent",
+    "ts",
+    "event",
+    "id",
+    "parent",
+    "role",
+    "model",
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "cost_usd",
+    "tool",
+    "ok",
+    "duration_ms",
+    "task",
+    "commit_sha",
+    "commit_files",
+    "commit_insertions",
+    "commit_deletions",
+    "commit_message",
+    "push_conflict",
+    "error_kind",
+    "error_message",
+    "handoff_to",
+    "handoff_status",
+    "handoff_notes",
+    "attrs",
+)
+
+TOP_LEVEL = tuple(f.path for f in FIELDS if f.container is None)
+CONTAINERS = tuple(f.path for f in FIELDS if f.kind == JsonType.OBJECT and f.column is None)
+
+
+def _field_column(path: str) -> str:
+    """The `fields` relation's column holding a path's JSON text: j_usage__input_tokens."""
+    return "j_" + path.replace(".", "__")
+
+
+FIELD_COLUMNS = tuple(_field_column(f.path) for f in FIELDS if f.path not in CONTAINERS)
+
+
+def _leaves(container: str) -> list[str]:
+    return [f.leaf for f in FIELDS if f.container == container]
+
+
+def _json_columns_of(source: str) -> str:
+    """SELECT list that flattens `source` (top-level JSON columns, containers as structs of
+    JSON leaves) into the `fields` columns, all VARCHAR."""
+    parts = []
+    for field in FIELDS:
+        if field.path in CONTAINERS:
+            parts.append(f'CAST({source}"{field.path}" AS VARCHAR) AS {_field_column(field.path)}')
+        elif field.container:
+            parts.append(
+                f'CAST({source}"{field.container}"."{field.leaf}" AS VARCHAR) '
+                f"AS {_field_column(field.path)}"
+            )
+        else:
+            parts.append(f'CAST({source}"{field.path}" AS VARCHAR) AS {_field_column(field.path)}')
+    return ", ".join(parts)
+
+
+def _read_json_columns() -> str:
+    parts = []
+    for path in TOP_LEVEL:
+        if path in CONTAINERS:
+            leaves = ", ".join(f'"{leaf}" JSON' for leaf in _leaves(path))
+            parts.append(f"'{path}': 'STRUCT({leaves})'")
+        else:
+            parts.append(f"'{path}': 'JSON'")
+    return "{" + ", ".join(parts) + "}"
+
+
+# Fast path: read_json(<chunk file>, columns=READ_JSON_COLUMNS) fails as a whole when a
+# line is not a JSON object or a container is not an object; the pipeline then falls
+# back to LINES_TO_FIELDS_SQL for that chunk.
+READ_JSON_COLUMNS = _read_json_columns()
+READ_JSON_SELECT = _json_columns_of("")
+
+_FLAT_STRUCTURE = "{" + ", ".join(f'"{p}": "JSON"' for p in TOP_LEVEL) + "}"
+
+
+def _container_parse(container: str) -> str:
+    structure = "{" + ", ".join(f'"{leaf}": "JSON"' for leaf in _leaves(container)) + "}"
+    return (
+        f"CASE WHEN starts_with(CAST(j.\"{container}\" AS VARCHAR), '{{') "
+        f'THEN from_json(j."{container}", \'{structure}\') END AS "{container}_parsed"'
+    )
+
+
+_CONTAINER_PARSES = ", ".join(_container_parse(c) for c in CONTAINERS)
+
+
+def _slow_column(field: Field) -> str:
+    name = _field_column(field.path)
+    if field.container:
+        return f'CAST("{field.container}_parsed"."{field.leaf}" AS VARCHAR) AS {name}'
+    return f'CAST(j."{field.path}" AS VARCHAR) AS {name}'
+
+
+# Slow path: `raw_lines(line_no, byte_offset, text, raw_base64)` -> one row per non-blank
+# line with `problem` set for a line that is not UTF-8, not JSON, or not an object.
+LINES_TO_FIELDS_SQL = f"""
+WITH checked AS (
+    SELECT line_no, byte_offset, text, coalesce(json_valid(text), false) AS valid
+    FROM raw_lines
+    WHERE text IS NULL OR json_valid(text) OR trim(text, ' \t\r\n') <> ''
+),
+parsed AS (
+    SELECT line_no, byte_offset, text, valid,
+           CASE WHEN valid THEN json_type(text) END AS top_type
+    FROM checked
+),
+objects AS (
+    SELECT line_no, byte_offset,
+           CASE WHEN text IS NULL THEN 'line is not valid UTF-8'
+                WHEN NOT valid THEN 'line is not valid JSON'
+                WHEN top_type <> 'OBJECT' THEN 'line is not a JSON object'
+           END AS problem,
+           CASE WHEN top_type = 'OBJECT' THEN from_json(text, '{_FLAT_STRUCTURE}') END AS j
+    FROM parsed
+),
+nested AS (
+    SELECT *, {_CONTAINER_PARSES}
+    FROM objects
+)
+SELECT line_no, byte_offset, problem,
+       {", ".join(_slow_column(f) for f in FIELDS)}
+FROM nested
+"""
+
+# Strict RFC 3339: a date, `T` or space, a time, and a zone (`Z` or an offset).
+RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+_INTEGER_TEXT = r"^-?(0|[1-9]\d{0,17})$"  # fits BIGINT; larger counts are not token counts
+_QUOTE, _BRACE, _MINUS, _T, _F, _N = (ord(c) for c in '"{-tfn')
+
+
+def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Table:
+    """Complete lines of `data` (which must end with a newline) as an Arrow table.
+
+    Columns: `line_no` (1-based in the file), `byte_offset` (of the line's first byte in
+    the file), `text` (the line, newline included; zero-copy over `data` when the chunk is
+    UTF-8, as it nearly always is) and `raw_base64` (only for a line that is not UTF-8).
+    """
+    if data and not data.endswith(b"\n"):
+        raise ValueError("split_lines needs whole lines: data must end with a newline")
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    offsets = np.empty(len(newlines) + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:] = newlines + 1
+    count = len(newlines)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        text, raw_base64 = _split_mixed(data, offsets)
+    else:
+        text = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
+        raw_base64 = pa.nulls(count, pa.large_string())
+    return pa.table(
+        {
+            "line_no": pa.array(np.arange(first_line_no, first_line_no + count)),
+            "byte_offset": pa.array(offsets[:-1] + base_offset),
+            "text": text,
+            "raw_base64": raw_base64,
+        }
+    )
+
+
+def _split_mixed(data: bytes, offsets: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """Line by line, for the rare chunk holding bytes that are not UTF-8."""
+    texts: list[str | None] = []
+    raws: list[str | None] = []
+    for start, end in pairwise(offsets):
+        line = data[start:end]
+        try:
+            texts.append(line.decode("utf-8"))
+            raws.append(None)
+        except UnicodeDecodeError:
+            texts.append(None)
+            raws.append(base64.b64encode(line[:RAW_TEXT_LIMIT]).decode("ascii"))
+    return pa.array(texts, pa.large_string()), pa.array(raws, pa.large_string())
+
+
+def nonblank_lines(lines: pa.Table) -> pa.Table:
+    """The lines read_json returns rows for: it skips lines of only whitespace."""
+    text = lines.column("text")
+    blank = pc.match_substring_regex(text, r"^[ \t\r\n]*$")
+    return lines.filter(pc.invert(pc.fill_null(blank, False)))
+
+
+def _first_bytes(array: pa.Array) -> np.ndarray:
+    """Each value's first byte (0 for NULL or empty), read from the buffers, no copies."""
+    n = len(array)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint8)
+    offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
+    offsets = np.frombuffer(array.buffers()[1], dtype=offset_type)[
+        array.offset : array.offset + n + 1
+    ]
+    data_buffer = array.buffers()[2]
+    if data_buffer is None or data_buffer.size == 0:
+        return np.zeros(n, dtype=np.uint8)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    first = data[np.minimum(offsets[:-1], len(data) - 1)]
+    first = np.where(offsets[1:] > offsets[:-1], first, 0).astype(np.uint8)
+    if array.null_count:
+        first[~np.asarray(array.is_valid())] = 0
+    return first
+
+
+def _is_number_start(first: np.ndarray) -> np.ndarray:
+    return (first == _MINUS) | ((first >= ord("0")) & (first <= ord("9")))
+
+
+def _string_values(texts: pa.Array) -> pa.Array:
+    """JSON string texts -> their values; only strings with escapes go through json.loads."""
+    values = pc.utf8_slice_codeunits(texts, 1, -1)
+    escaped = np.asarray(pc.fill_null(pc.match_substring(texts, "\\"), False))
+    if escaped.any():
+        decoded = values.to_pylist()
+        raw = texts.to_pylist()
+        for i in np.flatnonzero(escaped):
+            decoded[i] = json.loads(raw[i])
+        values = pa.array(decoded, values.type)
+    return values
+
+
+class _Checks:
+    """The first failing check of each row, as a code into `messages` (0 = valid)."""
+
+    def __init__(self, n: int) -> None:
+        self.messages: list[str | None] = [None]
+        self.code = np.zeros(n, dtype=np.int32)
+
+    def fail(self, mask: np.ndarray, message: str) -> None:
+        todo = mask & (self.code == 0)
+        if todo.any():
+            self.messages.append(message)
+            self.code[todo] = len(self.messages) - 1
+
+    def fail_at(self, indices: np.ndarray, message: str) -> None:
+        mask = np.zeros(len(self.code), dtype=bool)
+        mask[indices] = True
+        self.fail(mask, message)
+
+    def reasons(self) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(
+            pa.array(self.code, pa.int32()), pa.array(self.messages, pa.string())
+        ).cast(pa.string())
+
+
+def _scatter(values: pa.Array, present: np.ndarray) -> pa.Array:
+    """Values computed for the present rows only, spread back over all rows (NULL elsewhere)."""
+    if len(values) == len(present):
+        return values
+    return pc.replace_with_mask(pa.nulls(len(present), values.type), pa.array(present), values)
+
+
+def validate_fields(fields: pa.Table) -> pa.Table:
+    """Check every field's JSON type and convert values.
+
+    Input: the `fields` relation (line_no, byte_offset, problem?, j_* JSON texts).
+    Output: line_no, byte_offset, reason (NULL when valid), ts_text, ts_seconds, and the
+    event columns other than ts (FINALIZE_SQL turns ts_text/ts_seconds into ts). Work is
+    done on each field's present values only: most fields are absent from most events.
+    """
+    n = fields.num_rows
+    checks = _Checks(n)
+    if "problem" in fields.column_names:
+        problem = fields.column("problem").combine_chunks()
+        if problem.null_count < n:
+            for text in pc.unique(problem.drop_null()).to_pylist():
+                checks.fail(np.asarray(pc.fill_null(pc.equal(problem, text), False)), text)
+    out: dict[str, pa.Array] = {
+        "line_no": fields.column("line_no").combine_chunks(),
+        "byte_offset": fields.column("byte_offset").combine_chunks(),
+    }
+    container_ok: dict[str, np.ndarray] = {}
+    for field in FIELDS:
+        column = fields.column(_field_column(field.path)).combine_chunks()
+        first = _first_bytes(column)
+        present = (first != 0) & (first != _N)  # JSON null counts as absent
+        if field.container is not None:
+            # A container that is not an object already failed; its leaves are skipped.
+            present &= container_ok[field.container]
+        if field.required:
+            checks.fail(~present, f"missing required field {field.path}")
+        rows = np.flatnonzero(present)
+        texts = column if len(rows) == n else column.take(pa.array(rows))
+        head = first[rows]
+        expected = f"{field.path} must be {_EXPECTED[field.kind]}"
+        if field.kind == JsonType.OBJECT:
+            ok = head == _BRACE
+            checks.fail_at(rows[~ok], expected)
+            container_ok[field.path] = np.zeros(n, dtype=bool)
+            container_ok[field.path][rows[ok]] = True
+            if field.column:
+                out[field.column] = _scatter(texts.filter(pa.array(ok)), container_ok[field.path])
+            continue
+        if field.kind == JsonType.TIME:
+            is_string, is_number = head == _QUOTE, _is_number_start(head)
+            checks.fail_at(rows[~(is_string | is_number)], expected)
+            strings = _string_values(texts.filter(pa.array(is_string)))
+            rfc = np.asarray(pc.fill_null(pc.match_substring_regex(strings, RFC3339), False))
+            checks.fail_at(rows[is_string][~rfc], "ts is not an RFC 3339 time with a zone")
+            text_rows = np.zeros(n, dtype=bool)
+            text_rows[rows[is_string]] = True
+            out["ts_text"] = _scatter(strings, text_rows)
+            number_rows = np.zeros(n, dtype=bool)
+            number_rows[rows[is_number]] = True
+            out["ts_seconds"] = _scatter(
+                pc.cast(texts.filter(pa.array(is_number)), pa.float64()), number_rows
+            )
+            continue
+        assert field.column is not None
+        if field.kind == JsonType.STRING:
+            ok = head == _QUOTE
+            values = _string_values(texts)
+        elif field.kind == JsonType.BOOLEAN:
+            ok = (head == _T) | (head == _F)
+            values = pc.equal(texts, "true")
+        else:
+            ok = _is_number_start(head)
+            if field.kind == JsonType.INTEGER:
+                ok &= np.asarray(
+                    pc.fill_null(pc.match_substring_regex(texts, _INTEGER_TEXT), False)
+                )
+            numbers = pc.if_else(pa.array(ok), texts, pa.scalar(None, texts.type))
+            values = pc.cast(
+                numbers, pa.int64() if field.kind == JsonType.INTEGER else pa.float64()
+            )
+            if field.non_negative:
+                negative = np.asarray(pc.fill_null(pc.less(values, 0), False))
+                checks.fail_at(rows[negative], f"{field.path} must be >= 0")
+        checks.fail_at(rows[~ok], expected)
+        values = pc.if_else(pa.array(ok), values, pa.scalar(None, values.type))
+        out[field.column] = _scatter(values, present)
+
+    for name in ("run", "agent"):
+        length = pc.fill_null(pc.utf8_length(out[name]), 1).to_numpy(zero_copy_only=False)
+        checks.fail((length == 0) | (length > 200), f"{name} must be 1-200 characters")
+    event_length = pc.fill_null(pc.utf8_length(out["event"]), 1).to_numpy(zero_copy_only=False)
+    checks.fail(event_length == 0, "event must not be empty")
+    out["reason"] = checks.reasons()
+    return pa.table(out)
+
+
+# `validated` (the output of validate_fields) -> the same rows with `ts` parsed and the
+# last checks that need it. Unix seconds may be fractional.
+FINALIZE_SQL = """
+WITH timed AS (
+    SELECT *,
+           CASE WHEN ts_text IS NOT NULL THEN try_cast(ts_text AS TIMESTAMPTZ)
+                WHEN ts_seconds IS NOT NULL AND isfinite(ts_seconds)
+                    THEN try(to_timestamp(ts_seconds)) END AS ts
+    FROM validated
+)
+SELECT * EXCLUDE (reason, ts_text, ts_seconds),
+       coalesce(reason,
+           CASE WHEN ts IS NULL THEN 'ts is not a valid time'
+                WHEN ts < TIMESTAMPTZ '1970-01-01 00:00:00+00'
+                  OR ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00'
+                    THEN 'ts is outside 1970-2199 (milliseconds given as seconds?)'
+           END) AS reason
+FROM timed
+"""

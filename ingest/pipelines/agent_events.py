@@ -1,0 +1,292 @@
+"""Agent-event ingest: files (or an HTTP body) -> parse -> validate -> load, exactly once.
+
+Owns the read position of every agent-event file: each chunk of whole lines is loaded in
+one warehouse transaction together with the position after it, so a crash mid-file
+loses and duplicates nothing, a re-run reads nothing twice, and a file that grew is read
+from where it stopped. Events re-sent with the same run + id are stored once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import duckdb
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+from django.conf import settings
+from tqdm import tqdm
+
+from analytics import warehouse
+from ingest.parsers import agent_events as parser
+from ingest.pipelines.loading import (
+    IngestSummary,
+    Position,
+    PositionMoved,
+    advance_position,
+    insert_quarantine,
+    now_utc,
+    read_position,
+)
+from ingest.sources import files
+
+SOURCE_KIND = parser.SOURCE_KIND
+PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is worth drawing
+
+_COLUMNS = ", ".join(parser.EVENT_COLUMNS)
+
+# `event_batch` (validated rows) -> events. Within the batch, the first line of a run + id
+# wins; across batches, an id already stored for the run is a duplicate.
+INSERT_EVENTS_SQL = f"""
+INSERT INTO events ({_COLUMNS}, source_kind, source, source_line, ingested_at)
+SELECT {_COLUMNS}, ?, ?, line_no, ?
+FROM (
+    SELECT *, row_number() OVER (PARTITION BY run, id ORDER BY line_no) AS nth
+    FROM event_batch
+    WHERE reason IS NULL
+) AS b
+WHERE b.id IS NULL
+   OR (b.nth = 1 AND NOT EXISTS (
+        SELECT 1 FROM events AS e WHERE e.run = b.run AND e.id = b.id))
+"""
+
+
+@dataclass
+class ParsedChunk:
+    events: pa.Table  # validated rows: `reason` NULL for events to load
+    rejected: pa.Table  # line_no, byte_offset, reason, raw_text
+    lines: int  # lines consumed, blank ones included
+
+    @property
+    def valid(self) -> int:
+        return self.events.num_rows - self.rejected.num_rows
+
+
+def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedChunk:
+    """Parse whole lines with DuckDB's read_json, or line by line if it rejects the chunk."""
+    lines = parser.split_lines(data, first_line_no=first_line_no, base_offset=base_offset)
+    cur = warehouse.cursor()
+    fields = _read_json_fields(cur, data, lines)
+    if fields is None:
+        cur.register("raw_lines", lines)
+        try:
+            fields = cur.execute(parser.LINES_TO_FIELDS_SQL).to_arrow_table()
+        finally:
+            cur.unregister("raw_lines")
+    cur.register("validated", parser.validate_fields(fields))
+    try:
+        events = cur.execute(parser.FINALIZE_SQL).to_arrow_table()
+    finally:
+        cur.unregister("validated")
+    return ParsedChunk(events, _rejected(events, lines, first_line_no), lines.num_rows)
+
+
+def _read_json_fields(
+    cur: duckdb.DuckDBPyConnection, data: bytes, lines: pa.Table
+) -> pa.Table | None:
+    """The fast path: every line a JSON object. None when read_json refuses the chunk."""
+    nonblank = parser.nonblank_lines(lines)
+    if nonblank.num_rows == 0:
+        return None
+    path = files.write_chunk_file(files.chunk_dir(Path(settings.DATA_DIR)), data)
+    try:
+        # The path is ours (a temp file name), never user input; read_json takes no
+        # bound parameter for its file name.
+        table = cur.execute(
+            f"SELECT {parser.READ_JSON_SELECT} FROM read_json('{path}', "
+            "format = 'newline_delimited', records = true, "
+            f"columns = {parser.READ_JSON_COLUMNS})"
+        ).to_arrow_table()
+    except duckdb.Error:
+        return None
+    finally:
+        path.unlink(missing_ok=True)
+    if table.num_rows != nonblank.num_rows:
+        return None  # read_json saw the lines differently: let the slow path decide
+    return table.add_column(0, "line_no", nonblank.column("line_no")).add_column(
+        1, "byte_offset", nonblank.column("byte_offset")
+    )
+
+
+def _rejected(events: pa.Table, lines: pa.Table, first_line_no: int) -> pa.Table:
+    bad = events.filter(pc.is_valid(events.column("reason")))
+    if bad.num_rows == 0:
+        return pa.table(
+            {
+                "line_no": pa.array([], pa.int64()),
+                "byte_offset": pa.array([], pa.int64()),
+                "reason": pa.array([], pa.string()),
+                "raw_text": pa.array([], pa.string()),
+            }
+        )
+    index = pc.subtract(bad.column("line_no"), first_line_no)
+    text = lines.column("text").take(index).cast(pa.string())
+    raw_base64 = lines.column("raw_base64").take(index).cast(pa.string())
+    cut = pc.utf8_slice_codeunits(pc.utf8_rtrim(text, characters="\r\n"), 0, parser.RAW_TEXT_LIMIT)
+    raw_text = pc.coalesce(cut, pc.binary_join_element_wise("base64:", raw_base64, ""))
+    return pa.table(
+        {
+            "line_no": bad.column("line_no"),
+            "byte_offset": bad.column("byte_offset"),
+            "reason": bad.column("reason"),
+            "raw_text": raw_text,
+        }
+    )
+
+
+def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) -> tuple[int, int]:
+    """Insert a parsed chunk's events and rejected lines; returns (accepted, quarantined)."""
+    accepted = 0
+    if chunk.valid:
+        cur.register("event_batch", chunk.events)
+        try:
+            row = cur.execute(INSERT_EVENTS_SQL, [SOURCE_KIND, source, now_utc()]).fetchone()
+            accepted = int(row[0]) if row else 0
+        finally:
+            cur.unregister("event_batch")
+    quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)
+    return accepted, quarantined
+
+
+def run_agent_events(
+    paths: list[str], *, progress: IO[str] | None = None, chunk_bytes: int | None = None
+) -> IngestSummary:
+    """Ingest agent-event files and folders (recursively *.jsonl and *.jsonl.gz)."""
+    summary = IngestSummary()
+    logs = files.find_files(paths)
+    summary.files = len(logs)
+    for log in logs:
+        summary.add(ingest_file(log, progress=progress, chunk_bytes=chunk_bytes))
+        summary.pending_bytes += _pending(log)
+    return summary
+
+
+def ingest_file(
+    log: files.LogFile, *, progress: IO[str] | None = None, chunk_bytes: int | None = None
+) -> IngestSummary:
+    summary = IngestSummary()
+    source = str(log.path)
+    while True:
+        start = _start_position(log, read_position(SOURCE_KIND, source))
+        try:
+            _ingest_from(log, source, start, summary, progress, chunk_bytes)
+            return summary
+        except PositionMoved:
+            continue  # another process loaded the chunk we parsed; go on from its position
+
+
+def _start_position(
+    log: files.LogFile, stored: Position | None
+) -> tuple[Position | None, Position]:
+    """(the stored position to check against, where to read from)."""
+    if stored is None:
+        return None, Position(log.file_key, 0, 0)
+    replaced = stored.file_key != log.file_key
+    truncated = not log.compressed and stored.byte_offset > log.size
+    if replaced or truncated:
+        return stored, Position(log.file_key, 0, 0)
+    return stored, stored
+
+
+def _ingest_from(
+    log: files.LogFile,
+    source: str,
+    start: tuple[Position | None, Position],
+    summary: IngestSummary,
+    progress: IO[str] | None,
+    chunk_bytes: int | None,
+) -> None:
+    expected, position = start
+    remaining = files.end_offset(log) - position.byte_offset
+    bar = None
+    if progress is not None and remaining >= PROGRESS_MIN_BYTES:
+        bar = tqdm(
+            total=remaining,
+            unit="B",
+            unit_scale=True,
+            desc=log.path.name,
+            file=progress,
+            mininterval=0.5,
+            leave=False,
+        )
+    try:
+        for chunk in files.read_chunks(
+            log, position.byte_offset, chunk_bytes or files.DEFAULT_CHUNK_BYTES
+        ):
+            parsed = parse_chunk(
+                chunk.data, first_line_no=position.line_no + 1, base_offset=chunk.start_offset
+            )
+            new = Position(log.file_key, chunk.end_offset, position.line_no + parsed.lines)
+            accepted, quarantined = warehouse.write(_loader(parsed, source, expected, new))
+            summary.accepted += accepted
+            summary.quarantined += quarantined
+            summary.duplicates += parsed.valid - accepted
+            summary.bytes += len(chunk.data)
+            expected = position = new
+            if bar is not None:
+                bar.update(len(chunk.data))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _loader(
+    parsed: ParsedChunk, source: str, expected: Position | None, new: Position
+) -> Callable[[duckdb.DuckDBPyConnection], tuple[int, int]]:
+    def load(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        advance_position(cur, SOURCE_KIND, source, expected, new)
+        return load_chunk(cur, parsed, source)
+
+    return load
+
+
+def _pending(log: files.LogFile) -> int:
+    """Bytes of an unterminated last line, waiting for its newline."""
+    if log.compressed:
+        return 0
+    stored = read_position(SOURCE_KIND, str(log.path))
+    current = files.describe(log.path)
+    if stored is None or stored.file_key != current.file_key:
+        return current.size
+    return max(current.size - stored.byte_offset, 0)
+
+
+class BodyError(ValueError):
+    """An HTTP body that is neither JSON Lines nor a JSON array."""
+
+
+def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
+    """Ingest a POSTed body: JSON Lines, or one JSON array of events. The body is complete,
+    so a last line without a newline is a line."""
+    summary = IngestSummary()
+    data = _body_lines(body)
+    if not data.strip():
+        return summary
+    parsed = parse_chunk(data, first_line_no=1, base_offset=0)
+    name = source or f"api/{uuid.uuid4()}"
+
+    def load(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        return load_chunk(cur, parsed, name)
+
+    accepted, quarantined = warehouse.write(load)
+    summary.accepted, summary.quarantined = accepted, quarantined
+    summary.duplicates = parsed.valid - accepted
+    summary.bytes = len(body)
+    return summary
+
+
+def _body_lines(body: bytes) -> bytes:
+    stripped = body.lstrip()
+    if stripped.startswith(b"["):
+        try:
+            items = orjson.loads(stripped)
+        except orjson.JSONDecodeError as exc:
+            raise BodyError(f"body starts like a JSON array but is not valid JSON: {exc}") from exc
+        if not isinstance(items, list):
+            raise BodyError("body must be JSON Lines or a JSON array of events")
+        return b"".join(orjson.dumps(item) + b"\n" for item in items)
+    return body if body.endswith(b"\n") else body + b"\n"

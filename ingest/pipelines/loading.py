@@ -1,0 +1,124 @@
+"""What every ingest pipeline shares: the summary it prints, read positions committed in
+the same transaction as their rows, and quarantine writes.
+
+Owns the SQL for read_positions and quarantine; must not parse any format.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from analytics import warehouse
+
+
+@dataclass
+class IngestSummary:
+    accepted: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+    files: int = 0
+    bytes: int = 0
+    pending_bytes: int = 0  # an unterminated last line, left for the next pass
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    _started: float = field(default_factory=time.monotonic, repr=False)
+
+    def add(self, other: IngestSummary) -> None:
+        self.accepted += other.accepted
+        self.quarantined += other.quarantined
+        self.duplicates += other.duplicates
+        self.bytes += other.bytes
+
+    def as_dict(self) -> dict[str, Any]:
+        self.seconds = round(time.monotonic() - self._started, 3)
+        data = asdict(self)
+        data.pop("_started")
+        if not data["errors"]:
+            data.pop("errors")
+        return data
+
+
+@dataclass(frozen=True)
+class Position:
+    file_key: str
+    byte_offset: int
+    line_no: int  # lines consumed so far
+
+
+class PositionMoved(RuntimeError):
+    """Another process committed this source's next chunk first; re-read and go on."""
+
+
+LATEST_POSITION_SQL = """
+SELECT file_key, byte_offset, line_no
+FROM read_positions
+WHERE source_kind = ? AND source = ?
+ORDER BY committed_at DESC
+LIMIT 1
+"""
+
+INSERT_POSITION_SQL = """
+INSERT INTO read_positions (source_kind, source, file_key, byte_offset, line_no, committed_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+# `quarantine_batch(line_no, byte_offset, reason, raw_text)` -> the quarantine table.
+INSERT_QUARANTINE_SQL = """
+INSERT INTO quarantine (source_kind, source, line_no, byte_offset, reason, raw, ingested_at)
+SELECT ?, ?, line_no, byte_offset, reason, raw_text, ?
+FROM quarantine_batch
+"""
+
+
+def read_position(source_kind: str, source: str) -> Position | None:
+    row = warehouse.fetch_one(LATEST_POSITION_SQL, [source_kind, source])
+    if row is None:
+        return None
+    return Position(row["file_key"], int(row["byte_offset"]), int(row["line_no"]))
+
+
+def _position_in(cur: duckdb.DuckDBPyConnection, source_kind: str, source: str) -> Position | None:
+    row = cur.execute(LATEST_POSITION_SQL, [source_kind, source]).fetchone()
+    return None if row is None else Position(row[0], int(row[1]), int(row[2]))
+
+
+def advance_position(
+    cur: duckdb.DuckDBPyConnection,
+    source_kind: str,
+    source: str,
+    expected: Position | None,
+    new: Position,
+) -> None:
+    """Record `new` inside the caller's transaction, if nobody moved the position since
+    `expected` was read; otherwise raise PositionMoved so the rows are not loaded twice."""
+    if _position_in(cur, source_kind, source) != expected:
+        raise PositionMoved(source)
+    # Microsecond timestamps order positions; a later commit always has a later time.
+    cur.execute(
+        INSERT_POSITION_SQL,
+        [source_kind, source, new.file_key, new.byte_offset, new.line_no, now_utc()],
+    )
+
+
+def insert_quarantine(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, rows: pa.Table
+) -> int:
+    """Store rejected lines (line_no, byte_offset, reason, raw_text); returns how many."""
+    if rows.num_rows == 0:
+        return 0
+    cur.register("quarantine_batch", rows)
+    try:
+        cur.execute(INSERT_QUARANTINE_SQL, [source_kind, source, now_utc()])
+    finally:
+        cur.unregister("quarantine_batch")
+    return rows.num_rows
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,111 @@
+"""Scrape targets in Django's database: registering them and scraping the due ones.
+
+Owns the beat tick: claim each due target with a conditional UPDATE (two workers never
+scrape one target twice), collect the scrapes concurrently, spool them, and load the spool
+in one warehouse transaction (with the per-minute rollup) once it is old enough.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+
+from analytics import serving_rollups
+from ingest.models import ScrapeTarget
+from ingest.pipelines import serving_spool
+from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
+
+log = logging.getLogger(__name__)
+
+MAX_PARALLEL_SCRAPES = 8
+ROLLUP_GRACE = timedelta(minutes=1)
+
+
+def default_instance_name(url: str) -> str:
+    """host:port, as Prometheus names an instance."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def register_target(
+    url: str,
+    instance: str | None = None,
+    interval_s: int | None = None,
+    labels: dict[str, str] | None = None,
+) -> ScrapeTarget:
+    """Create or update the target named `instance` (validated as the admin would)."""
+    name = instance or default_instance_name(url)
+    target = ScrapeTarget.objects.filter(name=name).first() or ScrapeTarget(name=name)
+    target.url = url
+    if interval_s is not None:
+        target.interval_seconds = interval_s
+    if labels:
+        target.labels = {**(target.labels or {}), **labels}
+    target.enabled = True
+    try:
+        target.full_clean()
+    except ValidationError as exc:
+        problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+        raise ValueError(problems) from None
+    target.save()
+    return target
+
+
+def claim_due_targets(now: datetime) -> list[ScrapeTarget]:
+    due = []
+    for target in ScrapeTarget.objects.filter(enabled=True):
+        last = target.last_attempt_at
+        if last is not None and (now - last).total_seconds() < target.interval_seconds - 1:
+            continue
+        claimed = (
+            ScrapeTarget.objects.filter(pk=target.pk)
+            .filter(Q(last_attempt_at__isnull=True) | Q(last_attempt_at=last))
+            .update(last_attempt_at=now)
+        )
+        if claimed:
+            due.append(target)
+    return due
+
+
+def scrape_due_targets(
+    now: datetime | None = None, *, flush_s: int | None = None
+) -> dict[str, int]:
+    """One beat tick: scrape every due target, spool, load the spool when it is due."""
+    now = now or datetime.now(UTC)
+    targets = claim_due_targets(now)
+    if targets:
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_SCRAPES, len(targets))) as pool:
+            pending = list(
+                pool.map(
+                    lambda t: collect_scrape(t.name, t.url, timeout_s=t.timeout_seconds, now=now),
+                    targets,
+                )
+            )
+        for p in pending:
+            serving_spool.append(p)
+    flush_after = settings.FLEETSCOPE_SERVING_FLUSH_SECONDS if flush_s is None else flush_s
+    age = serving_spool.oldest_age_s(now.timestamp())
+    loaded = LoadResult()
+    if age is not None and age >= flush_after:
+        loaded = flush_spool(now)
+    return {"scraped": len(targets), "loaded_scrapes": loaded.scrapes + loaded.failed}
+
+
+def flush_spool(now: datetime | None = None) -> LoadResult:
+    """Load every spooled scrape in one transaction, rolling up the minutes now closed."""
+    now = now or datetime.now(UTC)
+    paths = serving_spool.pending_files()
+    result = load_scrapes(serving_spool.read(paths), rollup_until=now - ROLLUP_GRACE)
+    serving_spool.discard(paths)
+    return result
+
+
+def run_retention(now: datetime | None = None) -> datetime | None:
+    return serving_rollups.apply_retention(settings.FLEETSCOPE_SERVING_RAW_RETENTION_HOURS, now)

@@ -1,0 +1,141 @@
+"""Log files on disk: finding them, knowing them again, and reading whole lines from a
+byte offset. Reads bytes and nothing else: no parsing, no warehouse.
+
+A file is known by its path plus its device and inode (`file_key`), so a file replaced by
+a new one at the same path (log rotation) is read from its start again. Offsets count
+decompressed bytes for `.gz` files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+DEFAULT_CHUNK_BYTES = 32 * 1024 * 1024
+PATTERNS = ("*.jsonl", "*.jsonl.gz")
+
+
+class SourceError(RuntimeError):
+    """A path that cannot be read as a log source; the message is one line for users."""
+
+
+@dataclass(frozen=True)
+class LogFile:
+    path: Path
+    file_key: str
+    size: int  # on disk (compressed for .gz)
+
+    @property
+    def compressed(self) -> bool:
+        return self.path.name.endswith(".gz")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Whole lines: `data` ends with a newline (or is the unterminated end of a .gz file)."""
+
+    data: bytes
+    start_offset: int
+    end_offset: int
+
+
+def find_files(paths: list[str], patterns: tuple[str, ...] = PATTERNS) -> list[LogFile]:
+    """Files named directly, and files matching `patterns` under folders, recursively."""
+    found: dict[Path, LogFile] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise SourceError(f"no such file or folder: {raw}")
+        if path.is_dir():
+            candidates = sorted(p for pattern in patterns for p in path.rglob(pattern))
+        elif path.is_file():
+            candidates = [path]
+        else:
+            raise SourceError(f"not a regular file or folder: {raw}")
+        for candidate in candidates:
+            if candidate.is_file():
+                resolved = candidate.resolve()
+                found[resolved] = describe(resolved)
+    return sorted(found.values(), key=lambda f: str(f.path))
+
+
+def describe(path: Path) -> LogFile:
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from exc
+    return LogFile(path=path, file_key=f"{stat.st_dev}:{stat.st_ino}", size=stat.st_size)
+
+
+def _open(log: LogFile) -> BinaryIO:
+    try:
+        if log.compressed:
+            return gzip.open(log.path, "rb")  # type: ignore[return-value]
+        return open(log.path, "rb")
+    except OSError as exc:
+        raise SourceError(f"cannot read {log.path}: {exc.strerror}") from exc
+
+
+def read_chunks(
+    log: LogFile, offset: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Iterator[Chunk]:
+    """Whole lines from `offset` on, about `chunk_bytes` at a time.
+
+    A last line without its newline is still being written: it is left for the next
+    pass (not yielded). In a .gz file, which is only ever read whole, the end of the
+    stream ends the last line.
+    """
+    with _open(log) as handle:
+        if offset:
+            if log.compressed:
+                _skip(handle, offset)
+            else:
+                handle.seek(offset)
+        position = offset
+        carry = b""
+        while True:
+            block = handle.read(chunk_bytes)
+            if not block:
+                break
+            block = carry + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                carry = block
+                continue
+            carry = block[cut:]
+            yield Chunk(block[:cut], position, position + cut)
+            position += cut
+        if carry and log.compressed:
+            yield Chunk(carry + b"\n", position, position + len(carry))
+
+
+def _skip(handle: BinaryIO, count: int) -> None:
+    remaining = count
+    while remaining:
+        block = handle.read(min(remaining, 8 * 1024 * 1024))
+        if not block:
+            raise SourceError("file is shorter than its recorded read position")
+        remaining -= len(block)
+
+
+def end_offset(log: LogFile) -> int:
+    """Where reading ends today, for progress: the size of an uncompressed file."""
+    return log.size if not log.compressed else 0
+
+
+def chunk_dir(data_dir: Path) -> Path:
+    folder = data_dir / "tmp"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def write_chunk_file(folder: Path, data: bytes) -> Path:
+    """A private copy of a chunk, for DuckDB's read_json (which reads files, not offsets)."""
+    path = folder / f"chunk-{os.getpid()}-{id(data)}.jsonl"
+    with open(path, "wb") as handle:
+        handle.write(data)
+    return path
