@@ -9,6 +9,7 @@ from ninja import NinjaAPI, Schema
 from analytics import warehouse
 from analytics.api import router as runs_router
 from analytics.errors import NotFoundError, ParameterError
+from analytics.serving_api import router as serving_router
 from analytics.tokens_api import router as tokens_router
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
@@ -66,3 +67,4 @@ api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])
 api.add_router("/ingest", ingest_requests_router, tags=["ingest"])
 api.add_router("/tokens", tokens_router, tags=["tokens"])
+api.add_router("/serving", serving_router, tags=["serving"])

@@ -36,7 +36,7 @@ def configure(broker_url: str, broker_dir: str) -> None:
         app.conf.broker_transport_options = _filesystem_broker_options(broker_dir)
 
 
-def _beat_schedule(tail_seconds: int) -> dict[str, dict[str, Any]]:
+def _beat_schedule(tail_seconds: int, scrape_seconds: int = 15) -> dict[str, dict[str, Any]]:
     return {
         # Read new lines from the configured agent-event folders (FLEETSCOPE_TAIL_AGENT_EVENTS).
         # Expires before the next run so a backlog never stacks up identical tails.
@@ -44,6 +44,21 @@ def _beat_schedule(tail_seconds: int) -> dict[str, dict[str, Any]]:
             "task": "ingest.tail_agent_events",
             "schedule": timedelta(seconds=tail_seconds),
             "options": {"expires": tail_seconds},
+        },
+        # Scrape every due vLLM target (each has its own interval, 15 s by default); the
+        # spool of scrapes is loaded, with the per-minute rollup, in one commit when due.
+        # Expires before the next tick: a late tick is skipped, never stacked.
+        "scrape-vllm-targets": {
+            "task": "ingest.scrape_vllm_targets",
+            "schedule": timedelta(seconds=scrape_seconds),
+            "options": {"expires": scrape_seconds},
+        },
+        # Delete raw serving samples older than FLEETSCOPE_SERVING_RAW_RETENTION_HOURS
+        # (only minutes already rolled up).
+        "serving-retention": {
+            "task": "ingest.serving_retention",
+            "schedule": timedelta(hours=1),
+            "options": {"expires": 1800},
         },
         # Merge small Parquet files, expire week-old snapshots, delete unreferenced files.
         "warehouse-maintenance": {
@@ -68,8 +83,12 @@ def setup_from_django() -> None:
     from django.conf import settings
 
     configure(settings.CELERY_BROKER_URL, str(settings.CELERY_BROKER_DIR))
-    app.conf.beat_schedule = _beat_schedule(settings.FLEETSCOPE_TAIL_SECONDS)
+    app.conf.beat_schedule = _beat_schedule(
+        settings.FLEETSCOPE_TAIL_SECONDS, settings.FLEETSCOPE_SCRAPE_SECONDS
+    )
     app.conf.beat_schedule_filename = str(settings.DATA_DIR / "celerybeat-schedule")
 
 
 app.autodiscover_tasks()
+# Serving-metrics tasks live in ingest/serving_tasks.py, beside the ingest app's tasks.py.
+app.autodiscover_tasks(related_name="serving_tasks")

@@ -23,8 +23,7 @@ class Loopback:
     @property
     def base_url(self) -> str:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     def url(self, path: str) -> str:
         return self.base_url + path

@@ -1,4 +1,4 @@
-from ingest.parsers.counters import compute_deltas, counter_increase
+from ingest.parsers.counters import CounterState, compute_deltas, counter_increase
 
 
 def test_a_first_sample_has_no_increase() -> None:
@@ -19,7 +19,7 @@ def test_a_changed_created_time_is_a_reset_even_when_the_value_grew() -> None:
 
 def test_deltas_skip_gauges_and_count_resets() -> None:
     keys = [("a", "{}"), ("g", "{}"), ("b", "{}")]
-    previous = {("a", "{}"): (10.0, None), ("b", "{}"): (1.0, None)}
+    previous: CounterState = {("a", "{}"): (10.0, None), ("b", "{}"): (1.0, None)}
     deltas, resets = compute_deltas(
         keys, [4.0, 0.5, 3.0], [None, None, None], [True, False, True], previous
     )

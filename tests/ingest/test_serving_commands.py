@@ -1,0 +1,174 @@
+"""`manage.py scrape`, `add_scrape_target` and `import_prometheus` against loopback servers."""
+
+import io
+import socket
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from django.core.management import CommandError, call_command
+
+from analytics.queries import serving
+from ingest.models import ScrapeTarget
+from ingest.sources.prometheus_api import MAX_POINTS_PER_SERIES, chunks
+from tests.loopback import loopback
+from tests.vllm_text import EngineState, v1_text
+
+
+def _run(*args: str) -> dict[str, Any]:
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return dict(orjson.loads(out.getvalue().strip().splitlines()[-1]))
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _everything(instance: str) -> serving.Window:
+    return serving.make_window(instance, None, None, 86400)
+
+
+def test_scrape_registers_the_target_and_counts_a_restart_as_a_reset(lake: Path, db: None) -> None:
+    engine = EngineState(preemptions=4, created=1000.0)
+    with loopback() as server:
+        url = server.url("/metrics")
+        server.serve_text("/metrics", v1_text({"0": engine}))
+        first = _run("scrape", url, "--instance", "gpu-a")
+        engine.preemptions = 6
+        server.serve_text("/metrics", v1_text({"0": engine}))
+        _run("scrape", url, "--instance", "gpu-a")
+        restarted = EngineState(preemptions=1, created=2000.0)
+        server.serve_text("/metrics", v1_text({"0": restarted}))
+        last = _run("scrape", url, "--instance", "gpu-a")
+    assert first["accepted"] == last["accepted"] and first["quarantined"] == 0
+    assert last["resets"] > 0 and last["up"] is True
+    assert ScrapeTarget.objects.get(name="gpu-a").url == url
+    # 4 -> 6 is +2, the restart to 1 is +1
+    assert serving.preemptions("gpu-a", _everything("gpu-a"))["total"] == 3.0
+
+
+def test_scrape_of_a_down_or_garbage_target_is_a_recorded_failure(lake: Path, db: None) -> None:
+    down = _run("scrape", f"http://127.0.0.1:{_closed_port()}/metrics", "--instance", "down")
+    assert (down["accepted"], down["quarantined"], down["up"]) == (0, 1, False)
+    with loopback() as server:
+        server.serve_text("/metrics", "this is not an exposition\n")
+        garbage = _run("scrape", server.url("/metrics"), "--instance", "garbage")
+    reason = garbage["errors"]["garbage"]
+    assert reason.startswith("not the Prometheus text format: ")
+    rows = {r["instance"]: r for r in serving.list_instances()}
+    assert rows["down"]["up"] is False and rows["down"]["last_error"] == "connection refused"
+    assert rows["garbage"]["up"] is False
+
+
+def test_scrape_every_stops_after_count(lake: Path, db: None) -> None:
+    with loopback() as server:
+        server.serve_text("/metrics", v1_text({"0": EngineState()}))
+        summary = _run("scrape", server.url("/metrics"), "--every", "0.05", "--count", "3")
+    assert summary["scrapes"] == 3
+    assert ScrapeTarget.objects.get(name=summary["instance"]).interval_seconds == 1
+
+
+def test_add_scrape_target_rejects_a_bad_name(db: None) -> None:
+    assert (
+        _run("add_scrape_target", "http://127.0.0.1:8001/metrics", "--instance", "standin")["every"]
+        == 15
+    )
+    with pytest.raises(CommandError, match="name"):
+        call_command("add_scrape_target", "http://127.0.0.1:8001/metrics", "--instance", "a b/c")
+
+
+def test_chunks_never_exceed_the_points_per_series_limit() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    end = start + timedelta(days=1)
+    spans = list(chunks(start, end, 1.0, max_chunk=timedelta(days=2)))
+    assert spans[0] == (start, start + timedelta(seconds=MAX_POINTS_PER_SERIES - 1))
+    assert spans[1][0] == start + timedelta(seconds=MAX_POINTS_PER_SERIES)
+    assert spans[-1][1] == end
+    assert len(spans) == 8  # 86,401 points / 11,000 per chunk
+
+
+# A Prometheus that scraped one V1 server every 60 s for 10 minutes; it restarted
+# (counters back near 0, new _created) between 00:04 and 00:05.
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+PREEMPTIONS: list[float] = [
+    0,
+    1,
+    1,
+    3,
+    4,
+    1,
+    1,
+    2,
+    2,
+    5,
+]  # increases 1+0+2+1 + 1 (reset) +0+1+0+3 = 9
+CREATED = [1000.0] * 5 + [2000.0] * 5
+KV = [0.1, 0.2, 0.3, 0.4, 0.5, 0.1, 0.2, 0.3, 0.4, 0.5]  # mean 0.3
+
+
+def _series(name: str, labels: dict[str, str], values: list[float]) -> dict[str, Any]:
+    return {
+        "metric": {"__name__": name, "instance": "vllm-1:8000", "job": "vllm", **labels},
+        "values": [
+            [(T0 + timedelta(minutes=i)).timestamp(), repr(float(v))] for i, v in enumerate(values)
+        ],
+    }
+
+
+def _prometheus_answer(query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+    start, end = float(query["start"][0]), float(query["end"][0])
+    base = {"engine": "0", "model_name": "m"}
+    everything = [
+        _series("vllm:num_preemptions_total", base, PREEMPTIONS),
+        _series("vllm:num_preemptions_created", base, CREATED),
+        _series("vllm:kv_cache_usage_perc", base, KV),
+    ]
+    result = []
+    for s in everything:
+        values = [v for v in s["values"] if start <= v[0] <= end]
+        if values:
+            result.append({**s, "values": values})
+    body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+    return 200, "application/json", orjson.dumps(body)
+
+
+def _metadata(_: dict[str, list[str]]) -> tuple[int, str, bytes]:
+    data = {
+        "vllm:num_preemptions_total": [{"type": "counter", "help": "", "unit": ""}],
+        "vllm:num_preemptions_created": [{"type": "gauge", "help": "", "unit": ""}],
+        "vllm:kv_cache_usage_perc": [{"type": "gauge", "help": "", "unit": ""}],
+    }
+    return 200, "application/json", orjson.dumps({"status": "success", "data": data})
+
+
+def test_import_prometheus_chunks_and_keeps_reset_semantics(lake: Path, db: None) -> None:
+    with loopback() as server:
+        server.routes["/api/v1/query_range"] = _prometheus_answer
+        server.routes["/api/v1/metadata"] = _metadata
+        args = ("--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:09:00Z", "--step", "1m")
+        summary = _run("import_prometheus", server.base_url, *args)
+        ranges = [r for r in server.requests if r.startswith("/api/v1/query_range")]
+        again = _run("import_prometheus", server.base_url, *args)
+    assert summary["scrapes"] == 10 and summary["quarantined"] == 0
+    assert len(ranges) == 1
+    w = serving.make_window("vllm-1:8000", None, None, 3600)
+    assert serving.preemptions("vllm-1:8000", w)["total"] == 9.0
+    assert serving.kv_usage("vllm-1:8000", w)[0]["usage"] == pytest.approx(0.3)
+    assert (again["accepted"], again["duplicates"]) == (0, 10)
+
+
+def test_import_prometheus_reports_an_unreachable_server(lake: Path, db: None) -> None:
+    with pytest.raises(CommandError, match="connection refused"):
+        call_command(
+            "import_prometheus",
+            f"http://127.0.0.1:{_closed_port()}",
+            "--start",
+            "2026-01-01T00:00:00Z",
+            "--end",
+            "2026-01-01T01:00:00Z",
+        )
