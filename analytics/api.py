@@ -1,5 +1,159 @@
-"""Runs endpoints of the JSON API (see ../shared/contract/api.md)."""
+"""Runs endpoints of the JSON API (../shared/contract/api.md). Handlers parse parameters and
+call analytics.queries.runs; they never write SQL."""
 
-from ninja import Router
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from analytics.durations import format_time, parse_bucket_seconds, parse_duration, parse_time
+from analytics.queries import runs as queries
 
 router = Router()
+
+
+class RunOut(Schema):
+    run: str
+    first_ts: str
+    last_ts: str
+    agents: int
+    events: int
+    commits: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    source_kind: str
+
+
+class CommitPoint(Schema):
+    t: str
+    commits: int
+
+
+class CommitRateOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[CommitPoint]
+    total: int
+    peak: CommitPoint | None
+
+
+class StallOut(Schema):
+    start: str
+    end: str
+    minutes: float
+    busy_events: int
+
+
+class CurrentStallOut(Schema):
+    since: str
+    minutes: float
+
+
+class StallsOut(Schema):
+    run: str
+    min_gap_seconds: int
+    stalls: list[StallOut]
+    current: CurrentStallOut | None
+
+
+class ErrorPoint(Schema):
+    t: str
+    attempts: int
+    errors: int
+    rate: float
+
+
+class DriftOut(Schema):
+    trend: str
+    slope_per_hour: float | None
+    p_value: float | None
+    buckets: int
+    min_buckets: int
+    alpha: float
+
+
+class ErrorRateOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[ErrorPoint]
+    drift: DriftOut
+
+
+class AgentOut(Schema):
+    agent: str
+    parent: str | None
+    role: str | None
+    events: int
+    commits: int
+    errors: int
+    attempts: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    first_ts: str | None
+    last_ts: str | None
+
+
+def _window(start: str | None, end: str | None) -> queries.TimeRange:
+    return queries.TimeRange(parse_time(start, name="start"), parse_time(end, name="end"))
+
+
+def _times(value: Any) -> Any:
+    """Datetimes -> RFC 3339 UTC strings, recursively, as every answer spells them."""
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, dict):
+        return {k: _times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_times(v) for v in value]
+    return value
+
+
+@router.get("", response=list[RunOut], summary="Runs with their totals")
+def list_runs(request: HttpRequest) -> Any:
+    return _times(queries.list_runs())
+
+
+@router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")
+def commit_rate(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    return _times(queries.commit_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+
+
+@router.get("/{path:run}/stalls", response=StallsOut, summary="Commit stalls")
+def stalls(
+    request: HttpRequest,
+    run: str,
+    min_gap: str = "30m",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    gap = parse_duration(min_gap, name="min_gap")
+    return _times(queries.stalls(run, gap, _window(start, end)))
+
+
+@router.get("/{path:run}/error-rate", response=ErrorRateOut, summary="Error rate and drift")
+def error_rate(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    return _times(queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+
+
+@router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
+def agents(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return _times(queries.agents(run, _window(start, end)))

@@ -471,15 +471,21 @@ WITH timed AS (
     SELECT *,
            CASE WHEN ts_text IS NOT NULL THEN try_cast(ts_text AS TIMESTAMPTZ)
                 WHEN ts_seconds IS NOT NULL AND isfinite(ts_seconds)
-                    THEN try(to_timestamp(ts_seconds)) END AS ts
+                    THEN try(to_timestamp(ts_seconds)) END AS parsed_ts
     FROM validated
+),
+checked AS (
+    SELECT *,
+           coalesce(reason,
+               CASE WHEN parsed_ts IS NULL THEN 'ts is not a valid time'
+                    WHEN parsed_ts < TIMESTAMPTZ '1970-01-01 00:00:00+00'
+                      OR parsed_ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00'
+                        THEN 'ts is outside 1970-2199 (milliseconds given as seconds?)'
+               END) AS final_reason
+    FROM timed
 )
-SELECT * EXCLUDE (reason, ts_text, ts_seconds),
-       coalesce(reason,
-           CASE WHEN ts IS NULL THEN 'ts is not a valid time'
-                WHEN ts < TIMESTAMPTZ '1970-01-01 00:00:00+00'
-                  OR ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00'
-                    THEN 'ts is outside 1970-2199 (milliseconds given as seconds?)'
-           END) AS reason
-FROM timed
+SELECT * EXCLUDE (reason, ts_text, ts_seconds, parsed_ts, final_reason),
+       CASE WHEN final_reason IS NULL THEN parsed_ts END AS ts,
+       final_reason AS reason
+FROM checked
 """

@@ -1,0 +1,384 @@
+"""Questions about agent runs, answered per ../shared/contract/agent-events.md.
+
+One function per question; SQL lives here as module constants with bound parameters.
+Every function takes an optional [start, end) range (aware UTC datetimes) and returns
+plain Python values with aware UTC datetimes. Commits are deduplicated by sha per run
+(counted once, at the time first logged) everywhere: as commits and as attempts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scipy import stats
+
+from analytics import warehouse
+from analytics.errors import NotFoundError, ParameterError
+
+MAX_BUCKETS = 20_000
+# Drift needs enough buckets to tell a trend from noise, and a strict level: a flat run
+# scanned often must rarely be called drifting.
+DRIFT_MIN_BUCKETS = 8
+DRIFT_ALPHA = 0.01
+
+# Events of one run in [start, end), with repeated commit shas dropped (the first logged
+# instance stays). `kind` folds unknown event kinds into `other`.
+_RUN_EVENTS = """
+WITH raw AS (
+    SELECT * FROM events
+    WHERE run = $run
+      AND ($start::TIMESTAMPTZ IS NULL OR ts >= $start)
+      AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
+),
+deduped AS (
+    SELECT * FROM raw WHERE event <> 'commit' OR commit_sha IS NULL
+    UNION ALL
+    SELECT * FROM raw WHERE event = 'commit' AND commit_sha IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY commit_sha ORDER BY ts, source, source_line) = 1
+),
+run_events AS (
+    SELECT *,
+           event = 'commit' AND ok IS DISTINCT FROM false AS is_commit,
+           event IN ('tool_call', 'llm_call', 'commit', 'push') AS is_attempt,
+           event = 'error'
+             OR (event IN ('tool_call', 'llm_call', 'commit', 'push') AND ok = false) AS is_error
+    FROM deduped
+)
+"""
+
+RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
+
+# Commits dedup across all runs: the first logged instance of each (run, sha).
+RUNS_SQL = """
+WITH commit_counts AS (
+    SELECT run, count(*) AS commits
+    FROM (
+        SELECT run, commit_sha FROM events
+        WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NOT NULL
+        GROUP BY run, commit_sha
+        UNION ALL
+        SELECT run, NULL FROM events
+        WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NULL
+    )
+    GROUP BY run
+),
+totals AS (
+    SELECT run,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts,
+           count(DISTINCT agent) AS agents,
+           count(*) AS events,
+           count(*) FILTER (
+               WHERE event = 'error'
+                  OR (event IN ('tool_call', 'llm_call', 'commit', 'push') AND ok = false)
+           ) AS errors,
+           sum(input_tokens) AS input_tokens,
+           sum(output_tokens) AS output_tokens,
+           min(source_kind) AS source_kind
+    FROM events
+    GROUP BY run
+)
+SELECT t.run, t.first_ts, t.last_ts, t.agents, t.events,
+       coalesce(c.commits, 0) AS commits, t.errors,
+       coalesce(t.input_tokens, 0) AS input_tokens,
+       coalesce(t.output_tokens, 0) AS output_tokens,
+       t.source_kind
+FROM totals AS t LEFT JOIN commit_counts AS c USING (run)
+ORDER BY t.last_ts DESC, t.run
+"""
+
+# Failed commits logged twice with one sha are errors once; the runs list approximates
+# nothing else: the per-run endpoints below compute everything on deduplicated events.
+_DUPLICATE_FAILED_COMMITS = """
+SELECT run, count(*) - count(DISTINCT commit_sha) AS extra
+FROM events
+WHERE event = 'commit' AND ok = false AND commit_sha IS NOT NULL
+GROUP BY run
+HAVING count(*) > count(DISTINCT commit_sha)
+"""
+
+RUN_RANGE_SQL = """
+SELECT min(ts) AS first_ts, max(ts) AS last_ts FROM events
+WHERE run = $run
+  AND ($start::TIMESTAMPTZ IS NULL OR ts >= $start)
+  AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
+"""
+
+# Buckets are aligned to the Unix epoch: floor(epoch / width) * width.
+COMMIT_RATE_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT (floor(epoch(ts) / $bucket) * $bucket)::BIGINT AS bucket_epoch, count(*) AS commits
+FROM run_events
+WHERE is_commit
+GROUP BY ALL
+"""
+)
+
+ERROR_RATE_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT (floor(epoch(ts) / $bucket) * $bucket)::BIGINT AS bucket_epoch,
+       count(*) FILTER (WHERE is_attempt) AS attempts,
+       count(*) FILTER (WHERE is_error) AS errors
+FROM run_events
+GROUP BY ALL
+"""
+)
+
+# Consecutive commits and, for each gap, how many other events were logged inside it.
+STALLS_SQL = (
+    _RUN_EVENTS
+    + """,
+commits AS (
+    SELECT ts, lag(ts) OVER (ORDER BY ts) AS previous
+    FROM run_events WHERE is_commit
+),
+gaps AS (
+    SELECT previous AS gap_start, ts AS gap_end FROM commits
+    WHERE previous IS NOT NULL AND ts - previous >= to_seconds($min_gap)
+)
+SELECT g.gap_start, g.gap_end,
+       (SELECT count(*) FROM run_events AS e
+        WHERE NOT e.is_commit AND e.ts > g.gap_start AND e.ts < g.gap_end) AS busy_events
+FROM gaps AS g
+ORDER BY g.gap_start
+"""
+)
+
+CURRENT_STALL_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT max(ts) FILTER (WHERE is_commit) AS last_commit,
+       min(ts) AS first_event,
+       max(ts) AS last_event
+FROM run_events
+"""
+)
+
+AGENTS_SQL = (
+    _RUN_EVENTS
+    + """,
+first_links AS (
+    -- A spawn event is authoritative for an agent's parent and role; otherwise the first
+    -- event that names them.
+    SELECT agent,
+           arg_min(parent, (event <> 'spawn', ts, source_line))
+               FILTER (WHERE parent IS NOT NULL) AS parent,
+           arg_min(role, (event <> 'spawn', ts, source_line))
+               FILTER (WHERE role IS NOT NULL) AS role
+    FROM run_events
+    GROUP BY agent
+),
+figures AS (
+    SELECT agent,
+           count(*) AS events,
+           count(*) FILTER (WHERE is_commit) AS commits,
+           count(*) FILTER (WHERE is_error) AS errors,
+           count(*) FILTER (WHERE is_attempt) AS attempts,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
+           coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           sum(cost_usd) AS cost_usd,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts
+    FROM run_events
+    GROUP BY agent
+),
+named_parents AS (
+    SELECT DISTINCT parent AS agent FROM first_links
+    WHERE parent IS NOT NULL AND parent NOT IN (SELECT agent FROM figures)
+)
+SELECT f.agent, l.parent, l.role, f.events, f.commits, f.errors, f.attempts,
+       f.input_tokens, f.cached_input_tokens, f.cache_write_tokens, f.output_tokens,
+       f.cost_usd, f.first_ts, f.last_ts
+FROM figures AS f LEFT JOIN first_links AS l USING (agent)
+UNION ALL
+SELECT agent, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL FROM named_parents
+ORDER BY agent
+"""
+)
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.start and self.end and self.start >= self.end:
+            raise ParameterError("start must be before end")
+
+    def params(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end}
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _from_epoch(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def ensure_run(run: str) -> None:
+    if warehouse.fetch_one(RUN_EXISTS_SQL, [run]) is None:
+        raise NotFoundError(f"unknown run {run!r}")
+
+
+def list_runs() -> list[dict[str, Any]]:
+    rows = warehouse.fetch_all(RUNS_SQL)
+    extra = {r["run"]: int(r["extra"]) for r in warehouse.fetch_all(_DUPLICATE_FAILED_COMMITS)}
+    for row in rows:
+        row["first_ts"] = _utc(row["first_ts"])
+        row["last_ts"] = _utc(row["last_ts"])
+        row["errors"] = int(row["errors"]) - extra.get(row["run"], 0)
+    return rows
+
+
+def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
+    """First and last bucket (epoch seconds) covering the window, or the run's own range."""
+    row = warehouse.fetch_one(RUN_RANGE_SQL, {"run": run, **window.params()})
+    first = window.start or (row["first_ts"] if row else None)
+    last = (
+        (window.end - timedelta(microseconds=1))
+        if window.end
+        else (row["last_ts"] if row else None)
+    )
+    if first is None or last is None:
+        return None
+    first_bucket = math.floor(first.timestamp() / bucket_seconds) * bucket_seconds
+    last_bucket = math.floor(last.timestamp() / bucket_seconds) * bucket_seconds
+    if (last_bucket - first_bucket) // bucket_seconds + 1 > MAX_BUCKETS:
+        raise ParameterError(
+            f"that range holds more than {MAX_BUCKETS} buckets: choose a wider bucket"
+        )
+    return first_bucket, last_bucket
+
+
+def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    ensure_run(run)
+    span = _bucket_range(run, window, bucket_seconds)
+    counts = {
+        int(r["bucket_epoch"]): int(r["commits"])
+        for r in warehouse.fetch_all(
+            COMMIT_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
+        )
+    }
+    points = []
+    if span is not None:
+        for epoch in range(span[0], span[1] + 1, bucket_seconds):
+            points.append({"t": _from_epoch(epoch), "commits": counts.get(epoch, 0)})
+    peak = max(points, key=lambda p: (p["commits"], -p["t"].timestamp()), default=None)
+    return {
+        "run": run,
+        "bucket_seconds": bucket_seconds,
+        "points": points,
+        "total": sum(p["commits"] for p in points),
+        "peak": peak,
+    }
+
+
+def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    ensure_run(run)
+    span = _bucket_range(run, window, bucket_seconds)
+    rows = {
+        int(r["bucket_epoch"]): (int(r["attempts"]), int(r["errors"]))
+        for r in warehouse.fetch_all(
+            ERROR_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
+        )
+    }
+    points = []
+    if span is not None:
+        for epoch in range(span[0], span[1] + 1, bucket_seconds):
+            attempts, errors = rows.get(epoch, (0, 0))
+            points.append(
+                {
+                    "t": _from_epoch(epoch),
+                    "attempts": attempts,
+                    "errors": errors,
+                    "rate": errors / attempts if attempts else 0.0,
+                }
+            )
+    return {"run": run, "bucket_seconds": bucket_seconds, "points": points, "drift": drift(points)}
+
+
+def drift(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mann-Kendall trend test (Kendall's tau of rate against time, tie-corrected) and the
+    Theil-Sen slope, over buckets that had attempts (an empty bucket has no rate)."""
+    measured = [p for p in points if p["attempts"] > 0]
+    result: dict[str, Any] = {
+        "trend": "flat",
+        "slope_per_hour": None,
+        "p_value": None,
+        "buckets": len(measured),
+        "min_buckets": DRIFT_MIN_BUCKETS,
+        "alpha": DRIFT_ALPHA,
+    }
+    if len(measured) < 3:
+        return result
+    hours = [p["t"].timestamp() / 3600 for p in measured]
+    rates = [p["rate"] for p in measured]
+    if len(set(rates)) == 1:
+        result.update(slope_per_hour=0.0, p_value=1.0)
+        return result
+    tau, p_value = stats.kendalltau(hours, rates)
+    slope = stats.theilslopes(rates, hours).slope
+    result["slope_per_hour"] = float(slope)
+    result["p_value"] = float(p_value) if not math.isnan(p_value) else None
+    if len(measured) >= DRIFT_MIN_BUCKETS and result["p_value"] is not None:
+        if result["p_value"] < DRIFT_ALPHA:
+            result["trend"] = "rising" if tau > 0 else "falling"
+    return result
+
+
+def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    """Gaps of at least `min_gap` between consecutive commits while the run kept logging
+    other events, and the current stall: the time from the last commit to the run's last
+    event, when that is at least `min_gap` (a run measured by its own log, not the clock)."""
+    ensure_run(run)
+    params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
+    found = [
+        {
+            "start": _utc(r["gap_start"]),
+            "end": _utc(r["gap_end"]),
+            "minutes": (r["gap_end"] - r["gap_start"]).total_seconds() / 60,
+            "busy_events": int(r["busy_events"]),
+        }
+        for r in warehouse.fetch_all(STALLS_SQL, params)
+        if r["busy_events"] > 0
+    ]
+    row = warehouse.fetch_one(CURRENT_STALL_SQL, {"run": run, **window.params()})
+    current = None
+    if row and row["last_event"] is not None:
+        since = row["last_commit"] or row["first_event"]
+        idle = row["last_event"] - since
+        if idle >= min_gap and row["last_event"] > since:
+            current = {"since": _utc(since), "minutes": idle.total_seconds() / 60}
+    return {
+        "run": run,
+        "min_gap_seconds": int(min_gap.total_seconds()),
+        "stalls": found,
+        "current": current,
+    }
+
+
+def agents(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+    ensure_run(run)
+    rows = warehouse.fetch_all(AGENTS_SQL, {"run": run, **window.params()})
+    for row in rows:
+        row["first_ts"] = _utc(row["first_ts"])
+        row["last_ts"] = _utc(row["last_ts"])
+        row["cost_usd"] = float(row["cost_usd"]) if row["cost_usd"] is not None else None
+    return rows
+
+
+def run_summary(run: str) -> dict[str, Any]:
+    for row in list_runs():
+        if row["run"] == run:
+            return row
+    raise NotFoundError(f"unknown run {run!r}")

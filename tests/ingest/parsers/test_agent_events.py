@@ -1,0 +1,169 @@
+"""The agent-event parser: every contract rule, on both the read_json and the per-line path."""
+
+import pyarrow as pa
+import pytest
+
+from analytics import warehouse
+from ingest.parsers import agent_events as parser
+from ingest.pipelines.agent_events import parse_chunk
+
+VALID = (
+    b'{"ts":"2026-01-14T10:00:00Z","run":"r","agent":"w-1","event":"llm_call","id":"e1",'
+    b'"model":"gpt-5.2","usage":{"input_tokens":1800,"cached_input_tokens":24000,'
+    b'"cache_write_tokens":0,"output_tokens":950},"duration_ms":8200}\n'
+)
+
+
+def parse(data: bytes) -> list[dict]:
+    chunk = parse_chunk(data, first_line_no=1, base_offset=0)
+    return chunk.events.to_pylist()
+
+
+def reasons(data: bytes) -> list[str | None]:
+    return [row["reason"] for row in parse(data)]
+
+
+def test_it_splits_lines_with_numbers_and_offsets() -> None:
+    table = parser.split_lines(b"a\n\nbc\n", first_line_no=5, base_offset=100)
+    assert table.column("line_no").to_pylist() == [5, 6, 7]
+    assert table.column("byte_offset").to_pylist() == [100, 102, 103]
+    assert table.column("text").to_pylist() == ["a\n", "\n", "bc\n"]
+
+
+def test_it_refuses_a_chunk_without_a_final_newline() -> None:
+    with pytest.raises(ValueError, match="whole lines"):
+        parser.split_lines(b'{"a":1}', first_line_no=1, base_offset=0)
+
+
+def test_it_keeps_bytes_that_are_not_utf8_as_base64() -> None:
+    table = parser.split_lines(b"ok\n\xff\xfe\n", first_line_no=1, base_offset=0)
+    assert table.column("text").to_pylist() == ["ok\n", None]
+    assert table.column("raw_base64").to_pylist() == [None, "//4K"]
+
+
+@pytest.mark.usefixtures("lake")
+class TestValidation:
+    def test_it_types_a_valid_event(self) -> None:
+        (row,) = parse(VALID)
+        assert row["reason"] is None
+        assert (row["run"], row["agent"], row["event"], row["id"]) == ("r", "w-1", "llm_call", "e1")
+        assert row["ts"].isoformat() == "2026-01-14T10:00:00+00:00"
+        assert (row["input_tokens"], row["cached_input_tokens"]) == (1800, 24000)
+        assert (row["cache_write_tokens"], row["output_tokens"]) == (0, 950)
+        assert row["duration_ms"] == 8200.0
+        assert row["model"] == "gpt-5.2"
+
+    def test_it_reads_epoch_seconds_and_offsets_as_utc(self) -> None:
+        rows = parse(
+            b'{"ts":1768384800.5,"run":"r","agent":"a","event":"stop"}\n'
+            b'{"ts":"2026-01-14T12:00:00+02:00","run":"r","agent":"a","event":"stop"}\n'
+        )
+        assert rows[0]["ts"].isoformat() == "2026-01-14T10:00:00.500000+00:00"
+        assert rows[1]["ts"].isoformat() == "2026-01-14T10:00:00+00:00"
+
+    def test_it_unescapes_strings(self) -> None:
+        (row,) = parse(
+            b'{"ts":1,"run":"r\\u00e9","agent":"a\\"b","event":"commit",'
+            b'"commit":{"sha":"abc","message":"line\\nnext"}}\n'
+        )
+        assert (row["run"], row["agent"], row["commit_message"]) == ("r\u00e9", 'a"b', "line\nnext")
+
+    @pytest.mark.parametrize(
+        ("line", "reason"),
+        [
+            (b"not json", "line is not valid JSON"),
+            (b"[1, 2]", "line is not a JSON object"),
+            (b'{"run":"r","agent":"a","event":"x"}', "missing required field ts"),
+            (b'{"ts":1,"agent":"a","event":"x"}', "missing required field run"),
+            (b'{"ts":1,"run":null,"agent":"a","event":"x"}', "missing required field run"),
+            (b'{"ts":1,"run":5,"agent":"a","event":"x"}', "run must be a string"),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","ok":"yes"}', "ok must be a boolean"),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","ok":1}', "ok must be a boolean"),
+            (
+                b'{"ts":true,"run":"r","agent":"a","event":"x"}',
+                "ts must be an RFC 3339 string or Unix seconds",
+            ),
+            (
+                b'{"ts":"yesterday","run":"r","agent":"a","event":"x"}',
+                "ts is not an RFC 3339 time with a zone",
+            ),
+            (
+                b'{"ts":"2026-01-14T10:00:00","run":"r","agent":"a","event":"x"}',
+                "ts is not an RFC 3339 time with a zone",
+            ),
+            (
+                b'{"ts":1768384800000,"run":"r","agent":"a","event":"x"}',
+                "ts is outside 1970-2199 (milliseconds given as seconds?)",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":"lots"}',
+                "usage must be an object",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"input_tokens":1.5}}',
+                "usage.input_tokens must be an integer",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"input_tokens":"5"}}',
+                "usage.input_tokens must be an integer",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"output_tokens":-3}}',
+                "usage.output_tokens must be >= 0",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","cost_usd":"1.5"}',
+                "cost_usd must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","commit":{"files":"3"}}',
+                "commit.files must be an integer",
+            ),
+            (b'{"ts":1,"run":"","agent":"a","event":"x"}', "run must be 1-200 characters"),
+            (b'{"ts":1,"run":"r","agent":"a","event":""}', "event must not be empty"),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":[1]}', "attrs must be an object"),
+        ],
+    )
+    def test_it_quarantines_with_a_reason(self, line: bytes, reason: str) -> None:
+        # Alone (read_json rejects some of these chunks) and beside a valid line.
+        assert reasons(line + b"\n") == [reason]
+        assert reasons(VALID + line + b"\n") == [None, reason]
+
+    def test_it_drops_blank_lines_but_keeps_counting_them(self) -> None:
+        chunk = parse_chunk(VALID + b"\n   \n" + VALID, first_line_no=1, base_offset=0)
+        assert chunk.events.column("line_no").to_pylist() == [1, 4]
+        assert chunk.lines == 4
+
+    def test_fast_and_slow_paths_agree(self) -> None:
+        lines = (
+            VALID
+            + b'{"ts":1,"run":"r","agent":"a","event":"commit","commit":{"sha":"s1","files":2},'
+            b'"attrs":{"k":[1,{"x":null}]},"ok":true}\n'
+            + b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"input_tokens":1.5}}\n'
+        )
+        fast = parse(lines)
+        slow = parse(lines + b"garbage\n")[:-1]  # one bad line sends the chunk line by line
+        assert fast == slow
+        assert fast[1]["attrs"] == '{"k":[1,{"x":null}]}'
+
+    def test_rejected_lines_keep_their_raw_text(self) -> None:
+        chunk = parse_chunk(VALID + b"oops {\n", first_line_no=10, base_offset=500)
+        assert chunk.rejected.to_pylist() == [
+            {
+                "line_no": 11,
+                "byte_offset": 500 + len(VALID),
+                "reason": "line is not valid JSON",
+                "raw_text": "oops {",
+            }
+        ]
+
+
+def test_every_event_column_is_in_the_warehouse_schema(lake: object) -> None:
+    columns = {
+        r["column_name"]
+        for r in warehouse.fetch_all(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'events'"
+        )
+    }
+    assert set(parser.EVENT_COLUMNS) <= columns
+    assert isinstance(pa.table({"a": [1]}), pa.Table)

@@ -1,0 +1,158 @@
+"""Agent-event ingest end to end: exactly once, resumable, crash-safe, quarantining."""
+
+import gzip
+import io
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from django.core.management import CommandError, call_command
+
+from analytics import warehouse
+from ingest.pipelines import agent_events as pipeline
+from ingest.pipelines.agent_events import ingest_body, run_agent_events
+
+pytestmark = pytest.mark.usefixtures("lake")
+
+
+def event(i: int, **extra: object) -> bytes:
+    doc = {
+        "ts": 1768384800 + i,
+        "run": "r",
+        "agent": f"w-{i % 3}",
+        "event": "tool_call",
+        "id": f"e{i}",
+    }
+    doc.update(extra)
+    return orjson.dumps(doc) + b"\n"
+
+
+def count(sql: str) -> int:
+    row = warehouse.fetch_one(sql)
+    assert row is not None
+    return int(next(iter(row.values())))
+
+
+def test_it_loads_each_line_once_however_often_it_runs(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"".join(event(i) for i in range(50)) + b"bad line\n")
+    first = run_agent_events([str(log)])
+    second = run_agent_events([str(log)])
+    assert (first.accepted, first.quarantined, first.duplicates) == (50, 1, 0)
+    assert (second.accepted, second.quarantined, second.duplicates, second.bytes) == (0, 0, 0, 0)
+    assert count("SELECT count(*) FROM events") == 50
+    assert count("SELECT count(*) FROM quarantine") == 1
+
+
+def test_it_reads_a_grown_file_from_where_it_stopped(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + event(2) + b'{"ts": 17683')  # last line still being written
+    first = run_agent_events([str(log)])
+    assert (first.accepted, first.quarantined, first.pending_bytes) == (2, 0, 12)
+    with open(log, "ab") as handle:
+        handle.write(b'84803, "run": "r", "agent": "a", "event": "stop"}\n' + event(4))
+    second = run_agent_events([str(log)])
+    assert (second.accepted, second.quarantined, second.pending_bytes) == (2, 0, 0)
+    lines = warehouse.fetch_all("SELECT source_line FROM events ORDER BY source_line")
+    assert [r["source_line"] for r in lines] == [1, 2, 3, 4]
+
+
+def test_it_counts_resent_ids_as_duplicates(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + event(1) + event(2, id=None))
+    summary = run_agent_events([str(log)])
+    assert (summary.accepted, summary.duplicates) == (2, 1)
+    body = ingest_body(event(1) + event(2))
+    assert (body.accepted, body.duplicates) == (1, 1)  # e1 is stored already; e2 is new
+    assert count("SELECT count(*) FROM events WHERE id = 'e1'") == 1
+
+
+def test_a_crash_mid_file_loses_and_duplicates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(b"".join(event(i, id=None) for i in range(300)))
+    real_load_chunk = pipeline.load_chunk
+    calls = {"n": 0}
+
+    def crash_on_third(*args: object, **kwargs: object) -> tuple[int, int]:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt("power cut")
+        return real_load_chunk(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "load_chunk", crash_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        run_agent_events([str(log)], chunk_bytes=4096)
+    loaded = count("SELECT count(*) FROM events")
+    assert 0 < loaded < 300
+    monkeypatch.setattr(pipeline, "load_chunk", real_load_chunk)
+    rest = run_agent_events([str(log)], chunk_bytes=4096)
+    assert loaded + rest.accepted == 300
+    assert count("SELECT count(*) FROM events") == 300
+    assert count("SELECT count(DISTINCT source_line) FROM events") == 300
+
+
+def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + event(2) + event(3))
+    run_agent_events([str(log)])
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(event(10) + event(11))
+    os.replace(replacement, log)  # rotation: a new inode at the same path
+    summary = run_agent_events([str(log)])
+    assert summary.accepted == 2
+    assert count("SELECT count(*) FROM events") == 5
+
+
+def test_it_reads_gzip_and_folders_recursively(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.jsonl.gz").write_bytes(gzip.compress(event(1) + event(2)))
+    (tmp_path / "b.jsonl").write_bytes(event(3))
+    (tmp_path / "notes.txt").write_bytes(b"ignored")
+    summary = run_agent_events([str(tmp_path)])
+    assert (summary.files, summary.accepted) == (2, 3)
+    assert run_agent_events([str(tmp_path)]).accepted == 0
+
+
+def test_a_position_moved_by_another_process_is_not_loaded_twice(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1, id=None) + event(2, id=None))
+    found = pipeline.files.find_files([str(log)])[0]
+    stale = pipeline.read_position(pipeline.SOURCE_KIND, str(log))
+    run_agent_events([str(log)])  # the other process wins
+    parsed = pipeline.parse_chunk(log.read_bytes(), first_line_no=1, base_offset=0)
+    new = pipeline.Position(found.file_key, found.size, 2)
+    with pytest.raises(pipeline.PositionMoved):
+        warehouse.write(pipeline._loader(parsed, str(log), stale, new))
+    assert count("SELECT count(*) FROM events") == 2
+
+
+def test_the_api_accepts_a_json_array(tmp_path: Path) -> None:
+    body = orjson.dumps([orjson.loads(event(1)), {"ts": 1, "run": 7}])
+    summary = ingest_body(body)
+    assert (summary.accepted, summary.quarantined) == (1, 1)
+    with pytest.raises(pipeline.BodyError):
+        ingest_body(b"[1, 2")
+
+
+def test_the_command_prints_one_json_summary(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + b"{oops\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("ingest", "agent-events", str(log), stdout=out, stderr=err)
+    summary = orjson.loads(out.getvalue())
+    assert (summary["accepted"], summary["quarantined"], summary["duplicates"]) == (1, 1, 0)
+    row = warehouse.fetch_one("SELECT source, line_no, reason, raw FROM quarantine")
+    assert row == {
+        "source": str(log),
+        "line_no": 2,
+        "reason": "line is not valid JSON",
+        "raw": "{oops",
+    }
+
+
+def test_the_command_fails_in_one_line_for_a_missing_path() -> None:
+    with pytest.raises(CommandError, match=r"^no such file or folder: /nonexistent$"):
+        call_command("ingest", "agent-events", "/nonexistent")
