@@ -20,16 +20,28 @@ from analytics.tokens.vocabularies import get_encoding
 COUNT_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
+# Texts are counted in slices of about this many characters: only lengths are kept, so a
+# slice's token lists are freed before the next is encoded (a 32 MB batch would otherwise
+# hold ~8M Python ints at once).
+SLICE_CHARS = 1 << 20
+
+
 def count_tokens(
     texts: Sequence[str | None], encoding: str, *, num_threads: int = COUNT_THREADS
 ) -> list[int | None]:
     """Token count of each text under `encoding`; None stays None, "" counts 0."""
+    enc = get_encoding(encoding)
     present = [text for text in texts if text]
-    if not present:
-        return [None if text is None else 0 for text in texts]
-    encoded = get_encoding(encoding).encode_ordinary_batch(present, num_threads=num_threads)
-    lengths = iter([len(tokens) for tokens in encoded])
-    return [None if text is None else (next(lengths) if text else 0) for text in texts]
+    lengths: list[int] = []
+    start, size = 0, 0
+    for end, text in enumerate(present, start=1):
+        size += len(text)
+        if size >= SLICE_CHARS or end == len(present):
+            encoded = enc.encode_ordinary_batch(present[start:end], num_threads=num_threads)
+            lengths.extend(len(tokens) for tokens in encoded)
+            start, size = end, 0
+    found = iter(lengths)
+    return [None if text is None else (next(found) if text else 0) for text in texts]
 
 
 def count_text(text: str, encodings: Sequence[str]) -> dict[str, int]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-SAMPLE_CHARS = 2000
+SAMPLE_CHARS = 300
 
 # py3langid also answers in ISO 639-3 for some varieties; those whose language has an
 # ISO 639-1 code are reported under it, the rest (and "zxx", no language) are not

@@ -27,7 +27,7 @@ from django.conf import settings
 BLOB = "https://openaipublic.blob.core.windows.net"
 
 
-class VocabularyError(RuntimeError):
+class VocabularyError(ValueError):
     """A vocabulary file is missing from its package or does not match its published hash."""
 
 

@@ -7,27 +7,20 @@ and changes nothing. A file's read position is committed with its rows.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 from analytics import warehouse
 from analytics.tokens.counting import count_tokens
 from analytics.tokens.vocabularies import configured_encodings
 from ingest.parsers.parallel import SOURCE_KIND, ParallelText, ParsedTexts, parse_lines
-from ingest.pipelines.line_positions import (
-    LoadResult,
-    Position,
-    quarantine,
-    save_position,
-    start_position,
-)
-from ingest.sources.line_files import expand_paths, file_key, read_batches
+from ingest.parsers.requests import RawLine
+from ingest.pipelines.line_files import ingest_files
+from ingest.pipelines.loading import IngestSummary, Position, advance_position, insert_quarantine
+from ingest.pipelines.requests import rejected_table
 
 TEXT_SCHEMA = pa.schema(
     [
@@ -107,11 +100,17 @@ def prepare_texts(
 
 
 def load_texts(
-    parsed: ParsedTexts, source: str, encodings: Sequence[str], position: Position | None
-) -> LoadResult:
+    parsed: ParsedTexts,
+    source: str,
+    encodings: Sequence[str],
+    positions: tuple[Position | None, Position],
+) -> IngestSummary:
+    """Load one parsed batch and the file position it reaches in one transaction."""
     table, tokens = prepare_texts(parsed.texts, source, encodings)
+    rejected = rejected_table(parsed.rejected)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> LoadResult:
+    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+        advance_position(cur, SOURCE_KIND, source, *positions)
         accepted = 0
         if table.num_rows:
             cur.register("batch_parallel_texts", table)
@@ -123,44 +122,21 @@ def load_texts(
             finally:
                 cur.unregister("batch_parallel_texts")
                 cur.unregister("batch_parallel_tokens")
-        quarantine(cur, SOURCE_KIND, source, parsed.rejected)
-        if position is not None:
-            save_position(cur, SOURCE_KIND, source, position)
-        return LoadResult(accepted, len(parsed.rejected), len(parsed.texts) - accepted)
+        quarantined = insert_quarantine(cur, SOURCE_KIND, source, rejected)
+        return IngestSummary(
+            accepted=accepted, quarantined=quarantined, duplicates=len(parsed.texts) - accepted
+        )
 
     return warehouse.write(load)
 
 
-def run_parallel(paths: Sequence[str | Path], stdout: IO[str], stderr: IO[str]) -> dict[str, Any]:
-    """`manage.py ingest parallel PATH...`. Prints one JSON summary line to stdout,
-    progress to stderr; returns the summary."""
-    files = expand_paths(paths)
+def run_parallel(paths: list[str], *, progress: IO[str] | None = None) -> IngestSummary:
+    """`manage.py ingest parallel PATH...`: every file from where its last run stopped."""
     encodings = configured_encodings()
-    total = LoadResult()
-    started = time.monotonic()
-    for path in files:
-        source = str(path.resolve())
-        key = file_key(path)
-        start = start_position(SOURCE_KIND, source, key, path.stat().st_size)
-        for batch in read_batches(
-            path, start_offset=start.byte_offset, start_line_no=start.line_no
-        ):
-            result = load_texts(
-                parse_lines(batch.lines),
-                source,
-                encodings,
-                Position(key, batch.end_offset, batch.end_line_no),
-            )
-            total.add(result)
-            stderr.write(
-                f"{path}: line {batch.end_line_no}: {result.accepted} accepted, "
-                f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
-            )
-    summary: dict[str, Any] = {
-        **total.as_dict(),
-        "files": len(files),
-        "encodings": list(encodings),
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    stdout.write(orjson.dumps(summary).decode() + "\n")
-    return summary
+
+    def load(
+        lines: list[RawLine], source: str, stored: Position | None, reached: Position
+    ) -> IngestSummary:
+        return load_texts(parse_lines(lines), source, encodings, (stored, reached))
+
+    return ingest_files(paths, SOURCE_KIND, load, progress)

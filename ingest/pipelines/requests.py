@@ -13,8 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import duckdb
 import orjson
@@ -28,18 +27,18 @@ from ingest.parsers.requests import (
     SOURCE_KIND,
     ParsedLines,
     RawLine,
+    Rejected,
     RequestRecord,
     parse_array,
     parse_lines,
 )
-from ingest.pipelines.line_positions import (
-    LoadResult,
+from ingest.pipelines.line_files import ingest_files
+from ingest.pipelines.loading import (
+    IngestSummary,
     Position,
-    quarantine,
-    save_position,
-    start_position,
+    advance_position,
+    insert_quarantine,
 )
-from ingest.sources.line_files import expand_paths, file_key, read_batches
 
 # A reported count this far from ours (under the model's own encoding) is flagged: chat
 # formatting adds a few tokens per message, so small gaps are expected, large ones are not.
@@ -228,16 +227,32 @@ def _bytes(text: str | None) -> int | None:
     return None if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
+def rejected_table(rejected: Sequence[Rejected]) -> pa.Table:
+    """Rejected lines in the shape ingest/pipelines/loading.py stores in quarantine."""
+    return pa.table(
+        {
+            "line_no": pa.array([r.line_no for r in rejected], pa.int64()),
+            "byte_offset": pa.array([r.byte_offset for r in rejected], pa.int64()),
+            "reason": pa.array([r.reason for r in rejected], pa.string()),
+            "raw_text": pa.array([r.raw for r in rejected], pa.string()),
+        }
+    )
+
+
 def load_batch(
     parsed: ParsedLines,
     source: str,
     encodings: Sequence[str],
-    position: Position | None = None,
-) -> LoadResult:
-    """Load one parsed batch (and the file position it reaches) in one transaction."""
+    positions: tuple[Position | None, Position] | None = None,
+) -> IngestSummary:
+    """Load one parsed batch in one transaction, with the file position it reaches
+    (`positions`: the stored one it must still be, and the new one) when from a file."""
     prepared = prepare_batch(parsed.records, source, encodings)
+    rejected = rejected_table(parsed.rejected)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> LoadResult:
+    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+        if positions is not None:
+            advance_position(cur, SOURCE_KIND, source, *positions)
         accepted = 0
         if prepared.requests.num_rows:
             cur.register("batch_requests", prepared.requests)
@@ -249,51 +264,27 @@ def load_batch(
             finally:
                 cur.unregister("batch_requests")
                 cur.unregister("batch_request_tokens")
-        quarantine(cur, SOURCE_KIND, source, parsed.rejected)
-        if position is not None:
-            save_position(cur, SOURCE_KIND, source, position)
-        return LoadResult(
+        quarantined = insert_quarantine(cur, SOURCE_KIND, source, rejected)
+        return IngestSummary(
             accepted=accepted,
-            quarantined=len(parsed.rejected),
+            quarantined=quarantined,
             duplicates=len(parsed.records) - accepted,
         )
 
     return warehouse.write(load)
 
 
-def run_requests(paths: Sequence[str | Path], stdout: IO[str], stderr: IO[str]) -> dict[str, Any]:
-    """`manage.py ingest requests PATH...`: every file from where its last run stopped.
-    Prints one JSON summary line to stdout, progress to stderr; returns the summary."""
-    files = expand_paths(paths)
+def run_requests(paths: list[str], *, progress: IO[str] | None = None) -> IngestSummary:
+    """`manage.py ingest requests PATH...`: every file (*.jsonl, *.jsonl.gz, *.ndjson,
+    recursively in folders) from where its last run stopped."""
     encodings = configured_encodings()
-    total = LoadResult()
-    started = time.monotonic()
-    for path in files:
-        source = str(path.resolve())
-        key = file_key(path)
-        start = start_position(SOURCE_KIND, source, key, path.stat().st_size)
-        for batch in read_batches(
-            path, start_offset=start.byte_offset, start_line_no=start.line_no
-        ):
-            result = load_batch(
-                parse_lines(batch.lines),
-                source,
-                encodings,
-                Position(key, batch.end_offset, batch.end_line_no),
-            )
-            total.add(result)
-            stderr.write(
-                f"{path}: line {batch.end_line_no}: {result.accepted} accepted, "
-                f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
-            )
-    summary: dict[str, Any] = {
-        **total.as_dict(),
-        "files": len(files),
-        "encodings": list(encodings),
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    stdout.write(orjson.dumps(summary).decode() + "\n")
-    return summary
+
+    def load(
+        lines: list[RawLine], source: str, stored: Position | None, reached: Position
+    ) -> IngestSummary:
+        return load_batch(parse_lines(lines), source, encodings, (stored, reached))
+
+    return ingest_files(paths, SOURCE_KIND, load, progress)
 
 
 def parse_body(body: bytes) -> ParsedLines:
@@ -315,4 +306,9 @@ def parse_body(body: bytes) -> ParsedLines:
 
 def ingest_body(body: bytes, source: str) -> dict[str, int]:
     """`POST /api/ingest/requests`: one transaction for the whole body."""
-    return load_batch(parse_body(body), source, configured_encodings()).as_dict()
+    summary = load_batch(parse_body(body), source, configured_encodings())
+    return {
+        "accepted": summary.accepted,
+        "quarantined": summary.quarantined,
+        "duplicates": summary.duplicates,
+    }

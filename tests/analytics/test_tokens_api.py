@@ -113,7 +113,7 @@ def test_tax_of_an_ingested_parallel_set_is_the_mean_of_per_id_ratios(
             for (i, lang), t in texts.items()
         )
     )
-    run_parallel([path], StringIO(), StringIO())
+    run_parallel([str(path)], progress=StringIO())
 
     response = client.get(
         "/api/tokens/tax?encoding=cl100k_base&source=parallel", headers=auth_headers

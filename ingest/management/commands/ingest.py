@@ -18,6 +18,8 @@ from django.core.management.base import BaseCommand, CommandError
 from analytics.warehouse import WarehouseError
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary
+from ingest.pipelines.parallel import run_parallel
+from ingest.pipelines.requests import run_requests
 from ingest.sources.files import SourceError
 
 
@@ -25,9 +27,19 @@ def _agent_events(options: dict[str, Any]) -> IngestSummary:
     return run_agent_events(options["paths"], progress=sys.stderr)
 
 
+def _requests(options: dict[str, Any]) -> IngestSummary:
+    return run_requests(options["paths"], progress=sys.stderr)
+
+
+def _parallel(options: dict[str, Any]) -> IngestSummary:
+    return run_parallel(options["paths"], progress=sys.stderr)
+
+
 # subcommand -> (help, runner). Runners take the parsed options and return a summary.
 SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
     "agent-events": ("agent-event JSONL files or folders (*.jsonl, *.jsonl.gz)", _agent_events),
+    "requests": ("per-request records: JSONL files or folders (*.jsonl, *.ndjson)", _requests),
+    "parallel": ("parallel texts for the token tax: JSONL files or folders", _parallel),
 }
 
 

@@ -90,7 +90,7 @@ def test_traffic_and_mismatches_appear_with_user_text_escaped(
         )
         + b"\n"
     )
-    run_requests([path], io.StringIO(), io.StringIO())
+    run_requests([str(path)], progress=io.StringIO())
     client.force_login(user)
 
     response = client.get("/tokens/")

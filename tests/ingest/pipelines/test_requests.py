@@ -2,6 +2,7 @@
 
 import io
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -10,7 +11,7 @@ import tiktoken
 from analytics import warehouse
 from analytics.tokens.vocabularies import get_encoding
 from ingest.pipelines.requests import ingest_body, run_requests
-from ingest.sources.line_files import SourceError
+from ingest.sources.files import SourceError
 
 ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
 
@@ -23,8 +24,8 @@ def _counts(text: str) -> dict[str, int]:
     return {name: len(get_encoding(name).encode_ordinary(text)) for name in ENCODINGS}
 
 
-def _run(*paths: Path) -> dict[str, object]:
-    return run_requests([str(p) for p in paths], io.StringIO(), io.StringIO())
+def _run(*paths: Path) -> dict[str, Any]:
+    return run_requests([str(p) for p in paths], progress=io.StringIO()).as_dict()
 
 
 def _tokens(request_id: str) -> dict[str, tuple[int | None, int | None]]:
@@ -199,4 +200,6 @@ def test_an_api_body_may_be_jsonl_or_a_json_array(lake: Path) -> None:
     assert ingest_body(jsonl, "api:alice") == {"accepted": 1, "quarantined": 1, "duplicates": 0}
     assert ingest_body(array, "api:alice") == {"accepted": 1, "quarantined": 1, "duplicates": 0}
     assert ingest_body(array, "api:alice") == {"accepted": 0, "quarantined": 1, "duplicates": 1}
-    assert warehouse.fetch_one("SELECT count(*) AS n FROM quarantine") == {"n": 2}
+    # Every delivery of a bad line is recorded; stored requests are never duplicated.
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM quarantine") == {"n": 3}
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM requests") == {"n": 2}
