@@ -6,6 +6,8 @@ from django.urls import path
 
 from dashboard import views
 from dashboard.api import api
+from dashboard.pages import overview as overview_pages
+from dashboard.pages import serving as serving_pages
 from dashboard.pages import tokens as tokens_pages
 
 urlpatterns = [
@@ -14,6 +16,17 @@ urlpatterns = [
     path("tokens/", tokens_pages.tokens_page, name="tokens"),
     path("tokens/charts/tax.json", tokens_pages.tax_chart, name="tokens-tax-chart"),
     path("tokens/charts/traffic.json", tokens_pages.traffic_chart, name="tokens-traffic-chart"),
+    path("overview/", overview_pages.overview_page, name="overview"),
+    path("overview/chart.json", overview_pages.overview_chart, name="overview-chart"),
+    path("serving/", serving_pages.serving_overview, name="serving"),
+    path("serving/charts/<slug:name>.json", serving_pages.fleet_chart, name="serving-fleet-chart"),
+    path(
+        "serving/instance/charts/<slug:name>.json",
+        serving_pages.instance_chart,
+        name="serving-chart",
+    ),
+    path("serving/model-config/", serving_pages.save_model_config, name="serving-model-config"),
+    path("serving/instance/<path:instance>/", serving_pages.serving_instance, name="serving-instance"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

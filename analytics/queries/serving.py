@@ -26,6 +26,7 @@ MAX_POINTS = 20_000
 INSTANCES = """
     SELECT instance,
            max(ts) AS last_scrape,
+           max(ts) FILTER (WHERE up) AS last_up,
            arg_max(up, ts) AS up,
            arg_max(error, ts) AS last_result_error,
            max(ts) FILTER (WHERE NOT up) AS last_error_at,
@@ -97,6 +98,38 @@ SERIES_RAW = f"""
     WHERE s.metric = $metric AND s.ts >= $start AND s.ts < $end {_FILTERS.format(t="s")}
     GROUP BY ALL
     ORDER BY t
+"""
+
+# Per instance, over one window: the inputs of the Serving overview table.
+SUMMARY_BY_INSTANCE = """
+    WITH mark AS (
+        SELECT coalesce(max(rolled_until), TIMESTAMPTZ '1970-01-01 00:00:00+00') AS w
+        FROM serving_rollup_marks
+    ),
+    rows AS (
+        SELECT m.instance, m.metric, m.le, m.samples, m.value_sum, m.increase
+        FROM serving_minutes m, mark
+        WHERE list_contains($metrics, m.metric) AND m.minute >= $start AND m.minute < $end
+          AND m.minute < mark.w
+        UNION ALL
+        SELECT s.instance, s.metric, s.le, 1, s.value, s.delta
+        FROM serving_samples s, mark
+        WHERE list_contains($metrics, s.metric) AND s.ts >= greatest($start, mark.w)
+          AND s.ts < $end
+    )
+    SELECT instance, metric, le, sum(samples) AS samples, sum(value_sum) AS value_sum,
+           sum(increase) AS increase
+    FROM rows
+    GROUP BY ALL
+"""
+
+# `ts >= $oldest` is a constant so DuckLake skips files older than every instance's last scrape.
+LATEST_GAUGES_ALL = """
+    SELECT instance, metric, avg(value) AS value, sum(value) AS total
+    FROM serving_samples
+    WHERE ts >= $oldest AND list_contains($keys, instance || '@' || CAST(epoch_us(ts) AS VARCHAR))
+      AND metric IN ('kv_usage', 'running', 'waiting')
+    GROUP BY ALL
 """
 
 LATEST_GAUGES = """
@@ -373,6 +406,78 @@ def latest_gauges(instance: str) -> dict[str, Any]:
         if "waiting" in by_metric
         else None,
     }
+
+
+def fleet_summary(start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
+    """Per instance over [start, end): mean KV usage, prefix hits/queries and hit rate,
+    preemptions, p95 TTFT; plus KV usage, running and waiting at its last scrape."""
+    metrics = [
+        "kv_usage",
+        "prefix_hits",
+        "prefix_queries",
+        "prefix_hit_rate",
+        "preemptions",
+        "ttft",
+    ]
+    rows = warehouse.fetch_all(
+        SUMMARY_BY_INSTANCE,
+        {"metrics": metrics, "start": start.replace(second=0, microsecond=0), "end": end},
+    )
+    acc: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {
+            "kv": [0.0, 0.0],
+            "rate": [0.0, 0.0],
+            "hits": 0.0,
+            "queries": 0.0,
+            "preemptions": 0.0,
+            "ttft": defaultdict(float),
+        }
+    )
+    for r in rows:
+        a = acc[r["instance"]]
+        inc = r["increase"] or 0.0
+        if r["metric"] == "kv_usage":
+            a["kv"][0] += r["value_sum"]
+            a["kv"][1] += r["samples"]
+        elif r["metric"] == "prefix_hit_rate":
+            a["rate"][0] += r["value_sum"]
+            a["rate"][1] += r["samples"]
+        elif r["metric"] == "prefix_hits":
+            a["hits"] += inc
+        elif r["metric"] == "prefix_queries":
+            a["queries"] += inc
+        elif r["metric"] == "preemptions":
+            a["preemptions"] += inc
+        elif r["metric"] == "ttft":
+            a["ttft"][r["le"]] += inc
+    out: dict[str, dict[str, Any]] = {}
+    for instance, a in acc.items():
+        hit_rate = _hit_rate(a["hits"], a["queries"])
+        if hit_rate is None and a["rate"][1]:
+            hit_rate = a["rate"][0] / a["rate"][1]
+        out[instance] = {
+            "kv_usage_mean": a["kv"][0] / a["kv"][1] if a["kv"][1] else None,
+            "hit_rate": hit_rate,
+            "preemptions": a["preemptions"],
+            "ttft_p95": _finite(bucket_quantile(0.95, a["ttft"].items())) if a["ttft"] else None,
+        }
+    return out
+
+
+def latest_gauges_all(instances: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """instance -> {kv_usage (mean over engines), running, waiting (summed)} at its last
+    successful scrape (rows from list_instances())."""
+    last = [(r["instance"], r["last_up"]) for r in instances if r.get("last_up")]
+    if not last:
+        return {}
+    keys = [f"{i}@{round(ts.timestamp() * 1_000_000)}" for i, ts in last]
+    rows = warehouse.fetch_all(
+        LATEST_GAUGES_ALL, {"oldest": min(ts for _, ts in last), "keys": keys}
+    )
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        out[r["instance"]][r["metric"]] = r["value"] if r["metric"] == "kv_usage" else r["total"]
+    return dict(out)
 
 
 def mean_request_tokens(instance: str, w: Window) -> float | None:

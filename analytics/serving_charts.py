@@ -1,0 +1,126 @@
+"""Plotly figures of the Serving and Overview pages. Rows in, figures out; never queries.
+
+Each figure is a set of named time series on one UTC time axis; the Overview figure
+stacks a run's commits and error rate over the instances' KV usage and preemptions on
+one shared axis, so a slowdown in landing lines up with its cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from analytics import charts
+
+Series = Sequence[tuple[datetime, float | None]]
+
+PALETTE = (
+    charts.COLORS["primary"],
+    charts.COLORS["secondary"],
+    charts.COLORS["good"],
+    charts.COLORS["warn"],
+    charts.COLORS["bad"],
+    "#0891b2",
+    "#be185d",
+    "#4d7c0f",
+)
+
+
+def _trace(name: str, points: Series, index: int, kind: str, dash: str | None = None) -> Any:
+    xs = [t for t, _ in points]
+    ys = [v for _, v in points]
+    color = PALETTE[index % len(PALETTE)]
+    if kind == "bar":
+        return go.Bar(x=xs, y=ys, name=name, marker={"color": color})
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        name=name,
+        mode="lines",
+        line={"color": color, "width": 2, "dash": dash},
+        connectgaps=False,
+    )
+
+
+def time_series_figure(
+    series: Mapping[str, Series],
+    *,
+    y_title: str,
+    kind: str = "line",
+    y_format: str | None = None,
+    y_range: tuple[float, float] | None = None,
+    empty_text: str = "no data in this range",
+) -> go.Figure:
+    """One trace per named series; `y_format` e.g. ".0%" for fractions."""
+    fig = go.Figure()
+    for i, (name, points) in enumerate(series.items()):
+        fig.add_trace(_trace(name, points, i, kind))
+    yaxis: dict[str, Any] = {
+        "gridcolor": "#eef0f3",
+        "rangemode": "tozero",
+        "title": {"text": y_title},
+    }
+    if y_format:
+        yaxis["tickformat"] = y_format
+    if y_range:
+        yaxis["range"] = list(y_range)
+    layout = charts.base_layout(yaxis=yaxis, barmode="stack")
+    if not any(series.values()):
+        layout["annotations"] = [
+            {
+                "text": empty_text,
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"color": charts.COLORS["muted"]},
+            }
+        ]
+    fig.update_layout(**layout)
+    return fig
+
+
+def overview_figure(
+    commits: Series,
+    error_rate: Series,
+    kv_usage: Mapping[str, Series],
+    preemptions: Mapping[str, Series],
+    run: str | None,
+) -> go.Figure:
+    """Four rows sharing one time axis: commits per bucket, error rate, KV usage per
+    instance, preemptions per instance."""
+    titles = (
+        f"Commits per bucket ({run})" if run else "Commits per bucket (no run selected)",
+        "Error rate (errors / attempts)",
+        "KV-cache usage (mean per bucket)",
+        "Preemptions per bucket",
+    )
+    fig = make_subplots(
+        rows=4, cols=1, shared_xaxes=True, vertical_spacing=0.06, subplot_titles=titles
+    )
+    fig.add_trace(_trace("commits", commits, 0, "bar"), row=1, col=1)
+    fig.add_trace(_trace("error rate", error_rate, 4, "line"), row=2, col=1)
+    for i, (name, points) in enumerate(kv_usage.items()):
+        trace = _trace(f"{name} KV", points, i + 1, "line")
+        trace.legendgroup = name
+        fig.add_trace(trace, row=3, col=1)
+    for i, (name, points) in enumerate(preemptions.items()):
+        trace = _trace(f"{name} preemptions", points, i + 1, "bar")
+        trace.legendgroup = name
+        fig.add_trace(trace, row=4, col=1)
+    layout = charts.base_layout(height=820, barmode="stack", showlegend=True)
+    layout.pop("xaxis", None)
+    layout.pop("yaxis", None)
+    fig.update_layout(**layout)
+    for row in range(1, 5):
+        fig.update_xaxes(type="date", gridcolor="#eef0f3", row=row, col=1)
+        fig.update_yaxes(gridcolor="#eef0f3", rangemode="tozero", row=row, col=1)
+    fig.update_yaxes(tickformat=".0%", row=2, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=3, col=1)
+    fig.update_xaxes(title={"text": "UTC"}, row=4, col=1)
+    return fig

@@ -1,0 +1,107 @@
+"""The Overview page: one run's commit rate and error rate on the same time axis as the
+serving instances' KV usage and preemptions, so a slowdown in landing can be seen next to
+its cause. Views only: runs answers from analytics.queries.runs, serving answers from
+analytics.queries.serving, the figure from analytics.serving_charts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from analytics import charts, serving_charts
+from analytics.errors import NotFoundError, ParameterError
+from analytics.queries import runs, serving
+from dashboard.pages.time_window import PageWindow, read_window
+
+
+def _problem(exc: Exception) -> HttpResponse:
+    status = 404 if isinstance(exc, NotFoundError) else 422
+    return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+
+
+def _pick_run(request: HttpRequest, all_runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The run asked for, or the one active most recently."""
+    wanted = request.GET.get("run")
+    if wanted:
+        for r in all_runs:
+            if r["run"] == wanted:
+                return r
+        raise NotFoundError(f"unknown run {wanted!r}")
+    return max(all_runs, key=lambda r: r["last_ts"], default=None)
+
+
+def _resolve(page: PageWindow, run: dict[str, Any] | None) -> serving.Window:
+    """Explicit range or `last=`; otherwise the run's own range (or the serving data's)."""
+    start, end = page.start, page.end
+    if (start is None or end is None) and run is not None:
+        start, end = run["first_ts"], run["last_ts"] + timedelta(seconds=1)
+    return serving.make_window(None, start, end, page.bucket_s)
+
+
+def _read(request: HttpRequest) -> tuple[PageWindow, dict[str, Any] | None, serving.Window]:
+    run = _pick_run(request, runs.list_runs())
+    page = read_window(request, default_last="")
+    return page, run, _resolve(page, run)
+
+
+@login_required
+def overview_page(request: HttpRequest) -> HttpResponse:
+    try:
+        all_runs = runs.list_runs()
+        page, run, window = _read(request)
+    except (NotFoundError, ParameterError) as exc:
+        return _problem(exc)
+    instances = serving.list_instances()
+    # Without an explicit range the chart view resolves the same default (the run's range).
+    query = page.query(run=run["run"] if run else None)
+    keep = {"run": run["run"]} if run else {}
+    return render(
+        request,
+        "serving/fleet_overview.html",
+        {
+            "nav": "overview",
+            "runs": sorted(all_runs, key=lambda r: r["last_ts"], reverse=True),
+            "run": run,
+            "instances": instances,
+            "window": window,
+            "range": page.context(keep),
+            "chart_src": reverse("overview-chart") + "?" + query,
+        },
+    )
+
+
+@login_required
+def overview_chart(request: HttpRequest) -> HttpResponse:
+    try:
+        _, run, w = _read(request)
+    except (NotFoundError, ParameterError) as exc:
+        return _problem(exc)
+    commits: list[tuple[datetime, float | None]] = []
+    errors: list[tuple[datetime, float | None]] = []
+    if run is not None:
+        span = runs.TimeRange(w.start, w.end)
+        commits = [
+            (p["t"], p["commits"]) for p in runs.commit_rate(run["run"], w.bucket_s, span)["points"]
+        ]
+        errors = [
+            (p["t"], p["rate"] if p["attempts"] else None)
+            for p in runs.error_rate(run["run"], w.bucket_s, span)["points"]
+        ]
+    kv: dict[str, list[tuple[datetime, float | None]]] = {}
+    preemptions: dict[str, list[tuple[datetime, float | None]]] = {}
+    for r in serving.list_instances():
+        name = r["instance"]
+        kv[name] = [(p["t"], p["usage"]) for p in serving.kv_usage(name, w)]
+        preemptions[name] = [
+            (p["t"], p["preemptions"]) for p in serving.preemptions(name, w)["points"]
+        ]
+    fig = serving_charts.overview_figure(
+        commits, errors, kv, preemptions, run["run"] if run else None
+    )
+    return HttpResponse(charts.to_json(fig), content_type="application/json")

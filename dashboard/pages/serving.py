@@ -1,0 +1,300 @@
+"""The Serving pages: every instance at a glance, one instance in depth (KV usage, queue,
+preemptions, prefix-cache hit rate, latency quantiles, throughput, KV capacity and the
+last scrape error), and the chart JSON both load. Views only: answers come from
+analytics.queries.serving, figures from analytics.serving_charts; no SQL here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from analytics import charts, serving_charts
+from analytics.errors import NotFoundError, ParameterError
+from analytics.queries import serving
+from analytics.serving_capacity import capacity_for
+from dashboard.pages.time_window import PageWindow, read_window
+from ingest.models import ModelConfig, ScrapeTarget
+
+QUANTILES = (0.5, 0.95, 0.99)
+
+
+def _problem(exc: Exception) -> HttpResponse:
+    status = 404 if isinstance(exc, NotFoundError) else 422
+    return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+
+
+def _window(instance: str | None, page: PageWindow) -> serving.Window:
+    return serving.make_window(instance, page.start, page.end, page.bucket_s)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+# --- pages ------------------------------------------------------------------------------
+
+
+@login_required
+def serving_overview(request: HttpRequest) -> HttpResponse:
+    try:
+        page = read_window(request)
+    except ParameterError as exc:
+        return _problem(exc)
+    instances = serving.list_instances()
+    now = page.end or datetime.now(UTC)
+    summary = serving.fleet_summary(now - timedelta(hours=1), now) if instances else {}
+    latest = serving.latest_gauges_all(instances)
+    targets = {t.name: t for t in ScrapeTarget.objects.all()}
+    rows = []
+    for r in instances:
+        s = summary.get(r["instance"], {})
+        g = latest.get(r["instance"], {})
+        rows.append(
+            {
+                **r,
+                "url": reverse("serving-instance", args=[r["instance"]]),
+                "kv_now": _pct(g.get("kv_usage")),
+                "kv_mean": _pct(s.get("kv_usage_mean")),
+                "hit_rate": _pct(s.get("hit_rate")),
+                "preemptions": int(s.get("preemptions", 0.0)),
+                "ttft_p95": _seconds(s.get("ttft_p95")),
+                "running": g.get("running"),
+                "waiting": g.get("waiting"),
+                "target": targets.get(r["instance"]),
+            }
+        )
+    never_scraped = [
+        t for name, t in targets.items() if name not in {r["instance"] for r in instances}
+    ]
+    charts_query = page.query()
+    return render(
+        request,
+        "serving/overview.html",
+        {
+            "nav": "serving",
+            "rows": rows,
+            "never_scraped": never_scraped,
+            "range": page.context(),
+            "kv_src": reverse("serving-fleet-chart", args=["kv"]) + "?" + charts_query,
+            "preemptions_src": reverse("serving-fleet-chart", args=["preemptions"])
+            + "?"
+            + charts_query,
+        },
+    )
+
+
+class ModelConfigForm(forms.ModelForm):
+    class Meta:
+        model = ModelConfig
+        fields = ["model", "num_layers", "num_kv_heads", "head_dim", "dtype_bytes"]
+        widgets = {"model": forms.HiddenInput()}
+
+
+@login_required
+def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
+    try:
+        row = serving.require_instance(instance)
+        page = read_window(request)
+        context_tokens = request.GET.get("context")
+        capacity = capacity_for(instance, float(context_tokens) if context_tokens else None)
+    except ValueError as exc:  # ParameterError is a ValueError; so is a bad context number
+        return _problem(exc)
+    except NotFoundError as exc:
+        return _problem(exc)
+    engine = request.GET.get("engine") or None
+    config = ModelConfig.objects.filter(model=row["model"]).first() if row["model"] else None
+    form = ModelConfigForm(
+        instance=config,
+        initial={"model": row["model"], "num_layers": 32, "num_kv_heads": 8, "head_dim": 128},
+    )
+    query = page.query(instance=instance, engine=engine)
+    chart_names = [
+        ("kv", "KV-cache usage"),
+        ("queue", "Running and waiting requests"),
+        ("preemptions", "Preemptions per bucket"),
+        ("prefix", "Prefix-cache hit rate"),
+        ("ttft", "Time to first token (p50 / p95 / p99)"),
+        ("itl", "Inter-token latency (p50 / p95 / p99)"),
+        ("e2e", "End-to-end latency (p50 / p95 / p99)"),
+        ("throughput", "Token throughput"),
+    ]
+    charts_list = [
+        {"title": title, "src": reverse("serving-chart", args=[name]) + "?" + query}
+        for name, title in chart_names
+    ]
+    engines = [str(i) for i in range(row["engines"] or 1)]
+    keep = {"engine": engine} if engine else {}
+    return render(
+        request,
+        "serving/instance.html",
+        {
+            "nav": "serving",
+            "row": row,
+            "instance": instance,
+            "capacity": capacity,
+            "capacity_gib": (capacity["capacity_bytes"] / 2**30)
+            if capacity["capacity_bytes"]
+            else None,
+            "kv_now": _pct(capacity["kv_usage"]),
+            "form": form if row["model"] else None,
+            "config": config,
+            "failures": [s for s in serving.recent_scrapes(instance, 50) if not s["up"]][:10],
+            "range": page.context(keep),
+            "engines": engines if len(engines) > 1 else [],
+            "engine": engine,
+            "charts": charts_list,
+        },
+    )
+
+
+@login_required
+@require_POST
+def save_model_config(request: HttpRequest) -> HttpResponse:
+    model = request.POST.get("model", "")
+    existing = ModelConfig.objects.filter(model=model).first()
+    form = ModelConfigForm(request.POST, instance=existing)
+    back = request.POST.get("next", "")
+    if not form.is_valid():
+        errors = "; ".join(f"{k}: {' '.join(str(m) for m in v)}" for k, v in form.errors.items())
+        return HttpResponse(errors, status=422, content_type="text/plain; charset=utf-8")
+    form.save()
+    if back.startswith("/serving/"):
+        return redirect(back)
+    return redirect("serving")
+
+
+# --- chart JSON -------------------------------------------------------------------------
+
+
+def _points(rows: list[dict[str, Any]], key: str) -> list[tuple[datetime, float | None]]:
+    return [(r["t"], r[key]) for r in rows]
+
+
+def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
+    def build(instance: str, w: serving.Window, engine: str | None) -> Any:
+        series = {
+            f"p{round(q * 100)}": _points(
+                serving.latency(metric, q, instance, w, engine)["points"], "seconds"
+            )
+            for q in QUANTILES
+        }
+        return serving_charts.time_series_figure(series, y_title="seconds")
+
+    return build
+
+
+def _kv(instance: str, w: serving.Window, engine: str | None) -> Any:
+    series = {"mean": _points(serving.kv_usage(instance, w, engine), "usage")}
+    row = serving.require_instance(instance)
+    if engine is None and (row["engines"] or 1) > 1:
+        for e in range(row["engines"]):
+            series[f"engine {e}"] = _points(serving.kv_usage(instance, w, str(e)), "usage")
+    return serving_charts.time_series_figure(
+        series, y_title="usage", y_format=".0%", y_range=(0, 1.05)
+    )
+
+
+def _queue(instance: str, w: serving.Window, engine: str | None) -> Any:
+    rows = serving.queue(instance, w, engine)
+    return serving_charts.time_series_figure(
+        {"running": _points(rows, "running"), "waiting": _points(rows, "waiting")},
+        y_title="requests (mean)",
+    )
+
+
+def _preemptions(instance: str, w: serving.Window, engine: str | None) -> Any:
+    rows = serving.preemptions(instance, w, engine)["points"]
+    return serving_charts.time_series_figure(
+        {"preemptions": _points(rows, "preemptions")}, y_title="preemptions", kind="bar"
+    )
+
+
+def _prefix(instance: str, w: serving.Window, engine: str | None) -> Any:
+    rows = serving.prefix_cache(instance, w, engine)["points"]
+    return serving_charts.time_series_figure(
+        {"hit rate": _points(rows, "hit_rate")},
+        y_title="hits / queries",
+        y_format=".0%",
+        y_range=(0, 1.05),
+    )
+
+
+def _throughput(instance: str, w: serving.Window, engine: str | None) -> Any:
+    rows = serving.throughput(instance, w, engine)
+    return serving_charts.time_series_figure(
+        {
+            "prompt tokens/s": _points(rows, "prompt_tokens_per_s"),
+            "generation tokens/s": _points(rows, "generation_tokens_per_s"),
+        },
+        y_title="tokens per second",
+    )
+
+
+INSTANCE_CHARTS: dict[str, Callable[[str, serving.Window, str | None], Any]] = {
+    "kv": _kv,
+    "queue": _queue,
+    "preemptions": _preemptions,
+    "prefix": _prefix,
+    "ttft": _latency("ttft"),
+    "itl": _latency("itl"),
+    "e2e": _latency("e2e"),
+    "throughput": _throughput,
+}
+
+
+def _json(fig: Any) -> HttpResponse:
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+@login_required
+def instance_chart(request: HttpRequest, name: str) -> HttpResponse:
+    build = INSTANCE_CHARTS.get(name)
+    if build is None:
+        return _problem(NotFoundError(f"unknown chart {name!r}"))
+    instance = request.GET.get("instance", "")
+    try:
+        serving.require_instance(instance)
+        w = _window(instance, read_window(request))
+        return _json(build(instance, w, request.GET.get("engine") or None))
+    except (NotFoundError, ParameterError) as exc:
+        return _problem(exc)
+
+
+@login_required
+def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
+    if name not in ("kv", "preemptions"):
+        return _problem(NotFoundError(f"unknown chart {name!r}"))
+    try:
+        page = read_window(request)
+        w = _window(None, page)
+    except ParameterError as exc:
+        return _problem(exc)
+    series: dict[str, list[tuple[datetime, float | None]]] = {}
+    for r in serving.list_instances():
+        if name == "kv":
+            series[r["instance"]] = _points(serving.kv_usage(r["instance"], w), "usage")
+        else:
+            points = serving.preemptions(r["instance"], w)["points"]
+            series[r["instance"]] = _points(points, "preemptions")
+    if name == "kv":
+        fig = serving_charts.time_series_figure(
+            series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05)
+        )
+    else:
+        fig = serving_charts.time_series_figure(series, y_title="preemptions", kind="bar")
+    return _json(fig)
