@@ -168,21 +168,33 @@ _lock = threading.Lock()
 _installed: set[tuple[str, str]] = set()
 
 
+def _prepare(files: tuple[VocabularyFile, ...], key: tuple[str, str]) -> None:
+    with _lock:
+        if key not in _installed:
+            directory = Path(key[0])
+            install(files, directory)
+            # tiktoken reads the variable on every load: every tiktoken user in this
+            # process then finds the verified files instead of going to the network.
+            os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
+            _installed.add(key)
+
+
+def prepare_offline() -> None:
+    """Install every available vocabulary and point tiktoken at them, so that plain
+    `tiktoken.get_encoding()` anywhere in the process works offline (run at start-up)."""
+    files = tuple(dict.fromkeys(f for group in ENCODING_FILES.values() for f in group))
+    _prepare(files, (str(cache_dir()), "*"))
+
+
 def get_encoding(name: str) -> tiktoken.Encoding:
     """tiktoken's own encoding `name`, loaded from the verified packaged vocabulary."""
     if name not in ENCODING_FILES:
         raise VocabularyError(
             f"unknown encoding {name!r}; available: {', '.join(AVAILABLE_ENCODINGS)}"
         )
-    directory = cache_dir()
-    key = (str(directory), name)
-    with _lock:
-        if key not in _installed:
-            install(ENCODING_FILES[name], directory)
-            # tiktoken reads the variable on every load; every tiktoken user in this
-            # process then finds the verified files instead of going to the network.
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
-            _installed.add(key)
+    directory = str(cache_dir())
+    if (directory, "*") not in _installed:
+        _prepare(ENCODING_FILES[name], (directory, name))
     return tiktoken.get_encoding(name)
 
 

@@ -68,6 +68,7 @@ def _ingest_file(
                 lines = split_lines(chunk, position.line_no)
                 reached = Position(log.file_key, chunk.end_offset, position.line_no + len(lines))
                 result = load(lines, source, stored, reached)
+                result.bytes = chunk.end_offset - chunk.start_offset
                 summary.add(result)
                 stored = position = reached
                 if progress is not None:
