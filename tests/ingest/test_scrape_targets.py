@@ -1,0 +1,47 @@
+"""The beat tick: due targets are claimed once, scraped, spooled and loaded together."""
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from analytics import warehouse
+from ingest.models import ScrapeTarget
+from ingest.pipelines import serving_spool
+from ingest.scrape_targets import claim_due_targets, register_target, scrape_due_targets
+from tests.loopback import loopback
+from tests.vllm_text import EngineState, v1_text
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def _count(table: str) -> int:
+    row = warehouse.fetch_one(f"SELECT count(*) AS n FROM {table}")
+    return int(row["n"]) if row else 0
+
+
+def test_a_due_target_is_claimed_once_per_interval(db: None) -> None:
+    register_target("http://127.0.0.1:9/metrics", "a", interval_s=15)
+    assert [t.name for t in claim_due_targets(NOW)] == ["a"]
+    assert claim_due_targets(NOW + timedelta(seconds=5)) == []
+    assert [t.name for t in claim_due_targets(NOW + timedelta(seconds=15))] == ["a"]
+
+
+def test_ticks_spool_scrapes_and_load_them_in_one_commit_when_due(lake: Path, db: None) -> None:
+    with loopback() as server:
+        server.serve_text("/metrics", v1_text({"0": EngineState(kv_usage=0.5)}))
+        register_target(server.url("/metrics"), "gpu-a", interval_s=15)
+        register_target(server.url("/missing"), "gpu-b", interval_s=15)
+        first = scrape_due_targets(NOW, flush_s=30)
+        assert first == {"scraped": 2, "loaded_scrapes": 0}
+        assert len(serving_spool.pending_files()) == 2 and _count("serving_scrapes") == 0
+        second = scrape_due_targets(NOW + timedelta(seconds=30), flush_s=30)
+    assert second == {"scraped": 2, "loaded_scrapes": 4}
+    assert serving_spool.pending_files() == []
+    rows = warehouse.fetch_all(
+        "SELECT instance, count(*) AS n, bool_and(up) AS up, any_value(error) AS error"
+        " FROM serving_scrapes GROUP BY instance ORDER BY instance"
+    )
+    assert rows == [
+        {"instance": "gpu-a", "n": 2, "up": True, "error": None},
+        {"instance": "gpu-b", "n": 2, "up": False, "error": "HTTP 404 Not Found"},
+    ]
+    assert ScrapeTarget.objects.get(name="gpu-a").last_attempt_at == NOW + timedelta(seconds=30)
