@@ -1,19 +1,12 @@
-"""Shared fixtures: an isolated data dir per test session, a fresh warehouse per test,
-a user with an API token."""
+"""Shared fixtures: a fresh warehouse per test, a user with an API token. The data dir is
+a throwaway folder (tests/settings.py)."""
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-# Settings read the environment at import: point every path at a throwaway folder first.
-_SESSION_DIR = Path(tempfile.mkdtemp(prefix="fleetscope-test-"))
-os.environ["FLEETSCOPE_DATA_DIR"] = str(_SESSION_DIR)
-os.environ.setdefault("FLEETSCOPE_SECRET_KEY", "test-secret-key-not-for-production-use-0123456789")
+import pytest
 
-import pytest  # noqa: E402
-
-from analytics import warehouse  # noqa: E402
+from analytics import warehouse
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 

@@ -51,18 +51,23 @@ run_events AS (
 
 RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
 
-# Commits dedup across all runs: the first logged instance of each (run, sha).
+# Totals per run. Commit events are deduplicated by sha (the first logged instance stays,
+# and its `ok` decides whether it landed or failed); every other event counts as logged.
 RUNS_SQL = """
-WITH commit_counts AS (
-    SELECT run, count(*) AS commits
-    FROM (
-        SELECT run, commit_sha FROM events
-        WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NOT NULL
-        GROUP BY run, commit_sha
-        UNION ALL
-        SELECT run, NULL FROM events
-        WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NULL
-    )
+WITH commit_rows AS (
+    SELECT run, ok FROM events
+    WHERE event = 'commit' AND commit_sha IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
+    UNION ALL
+    SELECT run, ok FROM events WHERE event = 'commit' AND commit_sha IS NULL
+),
+commit_stats AS (
+    SELECT run,
+           count(*) AS logged,
+           count(*) FILTER (WHERE ok IS DISTINCT FROM false) AS commits,
+           count(*) FILTER (WHERE ok = false) AS failed
+    FROM commit_rows
     GROUP BY run
 ),
 totals AS (
@@ -70,34 +75,24 @@ totals AS (
            min(ts) AS first_ts,
            max(ts) AS last_ts,
            count(DISTINCT agent) AS agents,
-           count(*) AS events,
+           count(*) FILTER (WHERE event <> 'commit') AS other_events,
            count(*) FILTER (
                WHERE event = 'error'
-                  OR (event IN ('tool_call', 'llm_call', 'commit', 'push') AND ok = false)
-           ) AS errors,
-           sum(input_tokens) AS input_tokens,
-           sum(output_tokens) AS output_tokens,
+                  OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
+           ) AS other_errors,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
            min(source_kind) AS source_kind
     FROM events
     GROUP BY run
 )
-SELECT t.run, t.first_ts, t.last_ts, t.agents, t.events,
-       coalesce(c.commits, 0) AS commits, t.errors,
-       coalesce(t.input_tokens, 0) AS input_tokens,
-       coalesce(t.output_tokens, 0) AS output_tokens,
-       t.source_kind
-FROM totals AS t LEFT JOIN commit_counts AS c USING (run)
+SELECT t.run, t.first_ts, t.last_ts, t.agents,
+       t.other_events + coalesce(c.logged, 0) AS events,
+       coalesce(c.commits, 0) AS commits,
+       t.other_errors + coalesce(c.failed, 0) AS errors,
+       t.input_tokens, t.output_tokens, t.source_kind
+FROM totals AS t LEFT JOIN commit_stats AS c USING (run)
 ORDER BY t.last_ts DESC, t.run
-"""
-
-# Failed commits logged twice with one sha are errors once; the runs list approximates
-# nothing else: the per-run endpoints below compute everything on deduplicated events.
-_DUPLICATE_FAILED_COMMITS = """
-SELECT run, count(*) - count(DISTINCT commit_sha) AS extra
-FROM events
-WHERE event = 'commit' AND ok = false AND commit_sha IS NOT NULL
-GROUP BY run
-HAVING count(*) > count(DISTINCT commit_sha)
 """
 
 RUN_RANGE_SQL = """
@@ -232,11 +227,9 @@ def ensure_run(run: str) -> None:
 
 def list_runs() -> list[dict[str, Any]]:
     rows = warehouse.fetch_all(RUNS_SQL)
-    extra = {r["run"]: int(r["extra"]) for r in warehouse.fetch_all(_DUPLICATE_FAILED_COMMITS)}
     for row in rows:
         row["first_ts"] = _utc(row["first_ts"])
         row["last_ts"] = _utc(row["last_ts"])
-        row["errors"] = int(row["errors"]) - extra.get(row["run"], 0)
     return rows
 
 

@@ -1,0 +1,15 @@
+"""Settings for the test suite: the product's settings over a throwaway data dir.
+
+pytest-django imports this before any conftest, so every path points away from ./var.
+"""
+
+import os
+import tempfile
+
+os.environ["FLEETSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="fleetscope-test-")
+os.environ.setdefault("FLEETSCOPE_SECRET_KEY", "test-secret-key-not-for-production-use-0123456789")
+
+from dashboard.settings import *  # noqa: F403
+
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
