@@ -1,0 +1,264 @@
+"""ingest/parsers/requests.py: the three record shapes, and the reasons bad lines get."""
+
+from datetime import UTC, datetime
+
+import orjson
+import pytest
+
+from ingest.parsers.requests import (
+    InvalidRecord,
+    RawLine,
+    RequestRecord,
+    Shape,
+    parse_array,
+    parse_lines,
+    parse_object,
+)
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+def test_a_native_record_keeps_every_field() -> None:
+    record = parse_object(
+        {
+            "ts": "2026-03-01T11:00:00+01:00",
+            "request_id": "r1",
+            "model": "gpt-4o",
+            "instance": "vllm-a",
+            "prompt": "hello",
+            "completion": "hi",
+            "language": "EN-gb",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "cached_tokens": 0},
+            "ttft_ms": 12,
+            "latency_ms": 80.5,
+            "finish_reason": "stop",
+            "run": "run-1",
+            "agent": "worker-3",
+            "attrs": {"team": "search"},
+            "tenant": "acme",
+        },
+        line_no=7,
+    )
+
+    assert record == RequestRecord(
+        request_id="r1",
+        ts=T0,
+        shape=Shape.RECORD,
+        model="gpt-4o",
+        instance="vllm-a",
+        run="run-1",
+        agent="worker-3",
+        language="en",
+        prompt="hello",
+        completion="hi",
+        usage_prompt_tokens=1,
+        usage_completion_tokens=1,
+        usage_cached_tokens=0,
+        ttft_ms=12.0,
+        latency_ms=80.5,
+        finish_reason="stop",
+        attrs={"tenant": "acme", "team": "search"},
+        line_no=7,
+    )
+
+
+def test_unix_seconds_and_naive_times_are_utc() -> None:
+    assert parse_object({"ts": 1772359200, "request_id": "a"}).ts == T0
+    assert parse_object({"ts": "2026-03-01 10:00:00", "request_id": "a"}).ts == T0
+
+
+def test_an_openai_chat_completion_log_line() -> None:
+    line = {
+        "request": {
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "system", "content": "You are terse."},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Weather?"},
+                        {"type": "image_url", "image_url": {"url": "x"}},
+                    ],
+                },
+            ],
+        },
+        "response": {
+            "id": "chatcmpl-1",
+            "created": 1772359200,
+            "model": "gpt-4o-2024-08-06",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "Sunny.",
+                        "tool_calls": [
+                            {
+                                "type": "function",
+                                "function": {"name": "f", "arguments": '{"city":"Oslo"}'},
+                            }
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 20,
+                "completion_tokens": 9,
+                "prompt_tokens_details": {"cached_tokens": 0},
+            },
+        },
+        "latency_ms": 250,
+    }
+
+    record = parse_object(line)
+
+    assert record == RequestRecord(
+        request_id="chatcmpl-1",
+        ts=T0,
+        shape=Shape.CHAT_COMPLETION,
+        model="gpt-4o-2024-08-06",
+        prompt="You are terse.\nWeather?",
+        completion='Sunny.\n{"city":"Oslo"}',
+        usage_prompt_tokens=20,
+        usage_completion_tokens=9,
+        usage_cached_tokens=0,
+        latency_ms=250.0,
+        finish_reason="tool_calls",
+    )
+
+
+def test_an_openai_batch_output_line() -> None:
+    line = {
+        "id": "batch_req_123",
+        "custom_id": "task-7",
+        "response": {
+            "status_code": 200,
+            "request_id": "req_abc",
+            "body": {
+                "id": "chatcmpl-9",
+                "object": "chat.completion",
+                "created": 1772359200,
+                "model": "gpt-4o-mini",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "Bonjour"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13},
+            },
+        },
+        "error": None,
+    }
+
+    record = parse_object(line)
+
+    assert record == RequestRecord(
+        request_id="batch_req_123",
+        ts=T0,
+        shape=Shape.BATCH_OUTPUT,
+        model="gpt-4o-mini",
+        completion="Bonjour",
+        usage_prompt_tokens=11,
+        usage_completion_tokens=2,
+        finish_reason="stop",
+        attrs={
+            "custom_id": "task-7",
+            "provider_request_id": "req_abc",
+            "completion_id": "chatcmpl-9",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("obj", "reason"),
+    [
+        ([1, 2], "expected a JSON object, got an array"),
+        ({"ts": 1772359200}, "request_id is required"),
+        (
+            {"ts": 1772359200, "request_id": ""},
+            "request_id: expected a non-empty string, got a string",
+        ),
+        ({"request_id": "a"}, "ts is required"),
+        ({"ts": "yesterday", "request_id": "a"}, "ts: not an RFC 3339 time: 'yesterday'"),
+        (
+            {"ts": 1772359200000, "request_id": "a"},
+            "ts: 1772359200000 is not Unix seconds between 2000 and 2100",
+        ),
+        (
+            {"ts": True, "request_id": "a"},
+            "ts: expected an RFC 3339 string or Unix seconds, got a boolean",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "prompt": 5},
+            "prompt: expected a string, got a number",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "usage": {"prompt_tokens": -1}},
+            "usage.prompt_tokens: must not be negative, got -1",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "usage": {"prompt_tokens": 1.5}},
+            "usage.prompt_tokens: expected an integer, got a number",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "language": "english"},
+            "language: expected an ISO 639-1 code, got 'english'",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "latency_ms": -3},
+            "latency_ms: must be a non-negative number, got -3",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "attrs": []},
+            "attrs: expected an object, got an array",
+        ),
+        (
+            {"id": "b1", "custom_id": "t1", "response": None, "error": {"message": "rate limited"}},
+            "batch request t1 failed: rate limited",
+        ),
+        (
+            {
+                "id": "b1",
+                "custom_id": "t1",
+                "response": {"status_code": 500, "body": {}},
+                "error": None,
+            },
+            "batch request t1 failed with status 500",
+        ),
+        ({"request": {}, "response": "oops"}, "response: expected an object, got a string"),
+    ],
+)
+def test_bad_records_say_why(obj: object, reason: str) -> None:
+    with pytest.raises(InvalidRecord) as caught:
+        parse_object(obj)
+    assert str(caught.value) == reason
+
+
+def test_lines_become_records_or_rejections_and_blank_lines_are_skipped() -> None:
+    good = orjson.dumps({"ts": 1772359200, "request_id": "a"})
+    lines = [
+        RawLine(1, 0, good),
+        RawLine(2, 40, b"   "),
+        RawLine(3, 44, b"{oops"),
+        RawLine(4, 50, b"[]"),
+    ]
+
+    parsed = parse_lines(lines)
+
+    assert [r.request_id for r in parsed.records] == ["a"]
+    assert [(r.line_no, r.byte_offset, r.raw) for r in parsed.rejected] == [
+        (3, 44, "{oops"),
+        (4, 50, "[]"),
+    ]
+    assert parsed.rejected[0].reason.startswith("not JSON: ")
+    assert parsed.rejected[1].reason == "expected a JSON object, got an array"
+
+
+def test_an_array_body_numbers_its_elements_from_one() -> None:
+    parsed = parse_array([{"ts": 1772359200, "request_id": "a"}, "junk"])
+
+    assert [r.line_no for r in parsed.records] == [1]
+    assert [(r.line_no, r.byte_offset, r.raw) for r in parsed.rejected] == [(2, None, '"junk"')]
