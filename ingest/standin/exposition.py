@@ -77,8 +77,40 @@ class _Writer:
         self._created(name, doc, [self.base(e) for e in values])
 
 
+def _process_block(w: _Writer, uptime_s: float) -> None:
+    """The python/process families prometheus_client adds to every vLLM scrape."""
+    for family, doc, values in (
+        ("python_gc_objects_collected", "Objects collected during gc", (5123.0, 812.0, 96.0)),
+        ("python_gc_objects_uncollectable", "Uncollectable objects found during GC", (0.0,) * 3),
+        (
+            "python_gc_collections",
+            "Number of times this generation was collected",
+            (410.0, 37.0, 3.0),
+        ),
+    ):
+        w.head(f"{family}_total", "counter", doc)
+        for generation, value in enumerate(values):
+            w.lines.append(f'{family}_total{{generation="{generation}"}} {_fmt(value)}')
+    w.head("python_info", "gauge", "Python platform information")
+    w.lines.append(
+        'python_info{implementation="CPython",major="3",minor="12",patchlevel="9",'
+        'version="3.12.9"} 1.0'
+    )
+    for name, kind, value in (
+        ("process_virtual_memory_bytes", "gauge", 3.1e10),
+        ("process_resident_memory_bytes", "gauge", 2.9e9),
+        ("process_start_time_seconds", "gauge", w.created),
+        ("process_cpu_seconds_total", "counter", 0.35 * uptime_s),
+        ("process_open_fds", "gauge", 87.0),
+        ("process_max_fds", "gauge", 1048576.0),
+    ):
+        w.head(name, kind, name.replace("_", " "))
+        w.lines.append(f"{name} {_fmt(value)}")
+
+
 def render(engines: dict[str, Engine], version: str, model: str, created: float) -> str:
     w = _Writer(version, model, created)
+    _process_block(w, max(0.0, next(iter(engines.values())).now - created))
     first = next(iter(engines.values()))
     cfg = first.cfg
     w.head("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig")
@@ -207,6 +239,21 @@ def render(engines: dict[str, Engine], version: str, model: str, created: float)
         "vllm:request_decode_time_seconds",
         "Histogram of time spent in DECODE phase.",
         {e: x.decode_time for e, x in engines.items()},
+    )
+    w.histogram(
+        "vllm:request_inference_time_seconds",
+        "Histogram of time spent in RUNNING phase for request.",
+        {e: x.inference_time for e, x in engines.items()},
+    )
+    w.histogram(
+        "vllm:request_params_n",
+        "Histogram of the n request parameter.",
+        {e: x.params_n for e, x in engines.items()},
+    )
+    w.histogram(
+        "vllm:request_params_max_tokens",
+        "Histogram of the max_tokens request parameter.",
+        {e: x.params_max_tokens for e, x in engines.items()},
     )
     w.histogram(
         "vllm:request_prompt_tokens",

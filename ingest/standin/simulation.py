@@ -84,6 +84,7 @@ REQUEST_SECONDS_BUCKETS = (
     1920.0,
     7680.0,
 )
+N_BUCKETS = (1, 2, 5, 10, 20)
 TOKEN_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
 
 
@@ -168,6 +169,9 @@ class Engine:
         self.prompt_len = Histogram(TOKEN_BUCKETS)
         self.output_len = Histogram(TOKEN_BUCKETS)
         self.iteration_tokens = Histogram(TOKEN_BUCKETS)
+        self.inference_time = Histogram(REQUEST_SECONDS_BUCKETS)
+        self.params_n = Histogram(N_BUCKETS)
+        self.params_max_tokens = Histogram(TOKEN_BUCKETS)
         self.prefix_cached_until = -1.0
         self.burst_phase = self.rng.uniform(0, config.burst_every_s)
 
@@ -280,6 +284,9 @@ class Engine:
         self.decode_time.observe(max(0.0, self.now - req.prefill_done_at))
         self.prompt_len.observe(float(req.prompt_tokens))
         self.output_len.observe(float(req.output_tokens))
+        self.inference_time.observe(max(0.0, self.now - (req.admitted or req.arrived)))
+        self.params_n.observe(1.0)
+        self.params_max_tokens.observe(float(self.cfg.max_output_tokens))
 
     def advance_to(self, t: float, dt: float = 0.25) -> None:
         # After a long idle gap (the demo was paused), skip ahead rather than replay hours.

@@ -29,7 +29,7 @@ def test_v1_standin_exposes_vllm_v1_names_for_each_engine() -> None:
     assert all(
         c == standin.created
         for n, c in zip(scrape.names, scrape.createds, strict=True)
-        if n.endswith("_total")
+        if n.startswith("vllm:") and n.endswith("_total")
     )
 
 
