@@ -149,3 +149,174 @@ def test_the_ingest_endpoint_takes_jsonl(
     )
 
     assert response.json() == {"accepted": 1, "quarantined": 1, "duplicates": 0}
+
+
+def _ingest_traffic(tmp_path: Path) -> dict[str, list[str]]:
+    from io import StringIO
+
+    from ingest.pipelines.requests import run_requests
+
+    texts = {
+        "en": ["The weather is nice today.", "Where is the nearest pharmacy?"],
+        "ta": ["இன்று வானிலை நன்றாக இருக்கிறது."],
+    }
+    path = tmp_path / "requests.jsonl"
+    lines = [
+        orjson.dumps(
+            {"ts": 1772359200 + i, "request_id": f"{lang}-{i}", "prompt": t, "language": lang}
+        )
+        for lang, items in texts.items()
+        for i, t in enumerate(items)
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    run_requests([str(path)], progress=StringIO())
+    return texts
+
+
+def _n(text: str, encoding: str) -> int:
+    return len(tiktoken.get_encoding(encoding).encode(text))
+
+
+def test_traffic_shows_tokens_per_language_and_what_a_new_encoding_saves(
+    lake: Path, tmp_path: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    texts = _ingest_traffic(tmp_path)
+
+    answer = client.get(
+        "/api/tokens/traffic?from_encoding=gpt2&to_encoding=o200k_base", headers=auth_headers
+    ).json()
+
+    tokens = {
+        (lang, enc): sum(_n(t, enc) for t in items)
+        for lang, items in texts.items()
+        for enc in ENCODINGS
+    }
+    assert (answer["encodings"], answer["from_encoding"], answer["to_encoding"]) == (
+        ENCODINGS,
+        "gpt2",
+        "o200k_base",
+    )
+    assert answer["requests"] == 3
+    tamil = next(row for row in answer["languages"] if row["language"] == "ta")
+    assert tamil["requests"] == 1
+    assert tamil["share_of_requests"] == pytest.approx(1 / 3)
+    assert tamil["encodings"]["o200k_base"]["tokens"] == tokens["ta", "o200k_base"]
+    assert tamil["encodings"]["o200k_base"]["share_of_tokens"] == pytest.approx(
+        tokens["ta", "o200k_base"] / (tokens["ta", "o200k_base"] + tokens["en", "o200k_base"])
+    )
+    assert tamil["encodings"]["gpt2"]["tokens_per_char"] == pytest.approx(
+        tokens["ta", "gpt2"] / len(texts["ta"][0])
+    )
+    assert tamil["saving"] == {
+        "tokens_before": tokens["ta", "gpt2"],
+        "tokens_after": tokens["ta", "o200k_base"],
+        "saved_tokens": tokens["ta", "gpt2"] - tokens["ta", "o200k_base"],
+        "saved_fraction": pytest.approx(1 - tokens["ta", "o200k_base"] / tokens["ta", "gpt2"]),
+    }
+    before = tokens["ta", "gpt2"] + tokens["en", "gpt2"]
+    after = tokens["ta", "o200k_base"] + tokens["en", "o200k_base"]
+    assert answer["saving"]["saved_tokens"] == before - after
+
+
+def test_the_traffic_tax_compares_tokens_per_character_with_english(
+    lake: Path, tmp_path: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    texts = _ingest_traffic(tmp_path)
+
+    answer = client.get(
+        "/api/tokens/tax?encoding=cl100k_base&source=traffic", headers=auth_headers
+    ).json()
+
+    def per_char(lang: str) -> float:
+        items = texts[lang]
+        return sum(_n(t, "cl100k_base") for t in items) / sum(len(t) for t in items)
+
+    assert (answer["encoding"], answer["source"], answer["baseline"]) == (
+        "cl100k_base",
+        "traffic",
+        "en",
+    )
+    rows = {row["language"]: row for row in answer["languages"]}
+    assert [row["language"] for row in answer["languages"]] == ["ta", "en"]
+    assert rows["ta"]["samples"] == 1 and rows["en"]["samples"] == 2
+    assert rows["ta"]["tokens_per_char"] == pytest.approx(per_char("ta"))
+    assert rows["ta"]["tokens_per_byte"] == pytest.approx(
+        _n(texts["ta"][0], "cl100k_base") / len(texts["ta"][0].encode())
+    )
+    assert rows["ta"]["tokens_per_char_vs_baseline"] == pytest.approx(
+        per_char("ta") / per_char("en")
+    )
+    assert rows["ta"]["tax"] is None
+
+
+def test_before_any_parallel_texts_the_tax_uses_the_shipped_set(
+    lake: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    answer = client.get("/api/tokens/tax", headers=auth_headers).json()
+
+    assert (answer["encoding"], answer["corpus"]) == ("o200k_base", "shipped")
+    assert len(answer["languages"]) == 24
+    assert {row["samples"] for row in answer["languages"]} == {12}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["encoding=p50k_base", "source=somewhere", "corpus=mine", "source=traffic&start=yesterday"],
+)
+def test_bad_tax_parameters_are_422(
+    lake: Path, client: Client, auth_headers: dict[str, str], query: str
+) -> None:
+    assert client.get(f"/api/tokens/tax?{query}", headers=auth_headers).status_code == 422
+
+
+def test_mismatches_list_requests_far_from_our_count(
+    lake: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    from ingest.pipelines.requests import ingest_body
+
+    text = "Please summarise this document in one paragraph."
+    counted = _n(text, "o200k_base")
+    body = orjson.dumps(
+        [
+            {
+                "ts": 1772359200,
+                "request_id": "ok",
+                "model": "gpt-4o",
+                "prompt": text,
+                "usage": {"prompt_tokens": counted + 3},
+            },
+            {
+                "ts": 1772359260,
+                "request_id": "far",
+                "model": "gpt-4o",
+                "prompt": text,
+                "usage": {"prompt_tokens": counted + 400},
+            },
+        ]
+    )
+    ingest_body(body, "api:test")
+
+    answer = client.get("/api/tokens/mismatches", headers=auth_headers).json()
+
+    assert (answer["compared"], answer["mismatched"]) == (2, 1)
+    assert answer["requests"] == [
+        {
+            "request_id": "far",
+            "ts": "2026-03-01T10:01:00Z",
+            "model": "gpt-4o",
+            "encoding": "o200k_base",
+            "reported_prompt_tokens": counted + 400,
+            "counted_prompt_tokens": counted,
+            "reported_completion_tokens": None,
+            "counted_completion_tokens": None,
+        }
+    ]
+
+
+def test_encodings_lists_what_loads_offline_and_what_is_counted(
+    client: Client, auth_headers: dict[str, str]
+) -> None:
+    assert client.get("/api/tokens/encodings", headers=auth_headers).json() == {
+        "available": ["gpt2", "r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"],
+        "configured": ENCODINGS,
+    }
