@@ -264,7 +264,7 @@ def test_before_any_parallel_texts_the_tax_uses_the_shipped_set(
     ["encoding=p50k_base", "source=somewhere", "corpus=mine", "source=traffic&start=yesterday"],
 )
 def test_bad_tax_parameters_are_422(
-    lake: Path, client: Client, auth_headers: dict[str, str], query: str
+    client: Client, auth_headers: dict[str, str], query: str
 ) -> None:
     assert client.get(f"/api/tokens/tax?{query}", headers=auth_headers).status_code == 422
 
