@@ -6,6 +6,11 @@ metrics, 200-299 requests and tokens, 300-399 log adapters (Claude Code, Codex, 
 400-499 costs. Any migration not yet applied runs, in version order.
 """
 
-from analytics.schema import events, serving, tokens
+from analytics.schema import adapters, events, serving, tokens
 
-MIGRATIONS = (*events.MIGRATIONS, *serving.MIGRATIONS, *tokens.MIGRATIONS)
+MIGRATIONS = (
+    *events.MIGRATIONS,
+    *serving.MIGRATIONS,
+    *tokens.MIGRATIONS,
+    *adapters.MIGRATIONS,
+)

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analytics.warehouse import WarehouseError
 from ingest.pipelines.agent_events import run_agent_events
+from ingest.pipelines.git import run_git
 from ingest.pipelines.loading import IngestSummary
 from ingest.pipelines.parallel import run_parallel
 from ingest.pipelines.requests import run_requests
@@ -35,11 +36,37 @@ def _parallel(options: dict[str, Any]) -> IngestSummary:
     return run_parallel(options["paths"], progress=sys.stderr)
 
 
+def _git(options: dict[str, Any]) -> IngestSummary:
+    if len(options["paths"]) != 1:
+        raise ValueError("ingest git takes one repository (and --run NAME)")
+    return run_git(
+        options["paths"][0],
+        options["run"],
+        claims_folder=options["claims_folder"],
+        ref=options["ref"],
+        progress=sys.stderr,
+    )
+
+
+def _git_options(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--run", required=True, metavar="NAME", help="the run these commits belong to"
+    )
+    parser.add_argument(
+        "--claims-folder",
+        default="current_tasks/",
+        metavar="FOLDER",
+        help="commits that only add or remove files here are task claims ('' for none)",
+    )
+    parser.add_argument("--ref", default="HEAD", help="the branch or commit to read (default HEAD)")
+
+
 # subcommand -> (help, runner). Runners take the parsed options and return a summary.
 SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
     "agent-events": ("agent-event JSONL files or folders (*.jsonl, *.jsonl.gz)", _agent_events),
     "requests": ("per-request records: JSONL files or folders (*.jsonl, *.ndjson)", _requests),
     "parallel": ("parallel texts for the token tax: JSONL files or folders", _parallel),
+    "git": ("a repository's commit history as commit events of --run NAME", _git),
 }
 
 
@@ -67,4 +94,4 @@ class Command(BaseCommand):
 
 
 # Extra arguments per source (e.g. `git --run NAME`), added by the sources that need them.
-SOURCE_OPTIONS: dict[str, Callable[[ArgumentParser], None]] = {}
+SOURCE_OPTIONS: dict[str, Callable[[ArgumentParser], None]] = {"git": _git_options}

@@ -1,0 +1,126 @@
+"""git history -> `commit` events of one run, incrementally.
+
+Owns the run's read position: the newest commit loaded (`file_key`) and how many commits
+were read, committed with each batch. A re-run reads only `<last>..<tip>`; when history
+was rewritten (the last commit is no longer an ancestor) it reads everything again and
+the shas already stored are skipped. ts is the committer time (when the commit landed:
+agents rebase before pushing, so author time can be minutes earlier).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import duckdb
+import orjson
+
+from analytics import warehouse
+from ingest.parsers import git_log
+from ingest.parsers.git_log import Commit
+from ingest.pipelines.event_rows import Dedup, EventRows, insert_new
+from ingest.pipelines.loading import (
+    IngestSummary,
+    Position,
+    PositionMoved,
+    advance_position,
+    read_position,
+)
+from ingest.sources import git
+
+SOURCE_KIND = git_log.SOURCE_KIND
+
+
+def position_source(repo: str, run: str) -> str:
+    """A run's position is its own: one repository may feed several runs."""
+    return f"{repo}#run={run}"
+
+
+def commit_rows(commits: list[Commit], run: str, first_line: int) -> EventRows:
+    rows = EventRows()
+    for offset, commit in enumerate(commits):
+        rows.add(
+            run=run,
+            agent=commit.author_name or commit.author_email or "unknown",
+            ts=commit.committer_time.isoformat(),
+            event="commit",
+            id=commit.sha,
+            commit_sha=commit.sha,
+            commit_files=commit.files,
+            commit_insertions=commit.insertions,
+            commit_deletions=commit.deletions,
+            commit_message=commit.subject,
+            author_ts=commit.author_time.isoformat(),
+            commit_author=commit.author,
+            commit_claim=commit.claim,
+            attrs=orjson.dumps({"committer": commit.committer, "parents": commit.parents}).decode(),
+            source_line=first_line + offset,
+        )
+    return rows
+
+
+def run_git(
+    repo_path: str,
+    run: str,
+    *,
+    claims_folder: str = git_log.DEFAULT_CLAIMS_FOLDER,
+    ref: str = "HEAD",
+    progress: IO[str] | None = None,
+) -> IngestSummary:
+    """Load the history of `ref` in `repo_path` as commit events of `run`."""
+    if not run.strip():
+        raise ValueError("--run must name the run")
+    repo = git.open_repository(repo_path)
+    summary = IngestSummary(files=1)
+    while True:
+        try:
+            _ingest(repo, run, claims_folder, ref, summary, progress)
+            return summary
+        except PositionMoved:
+            continue  # another process loaded these commits first; go on from there
+
+
+def _ingest(
+    repo: Path,
+    run: str,
+    claims_folder: str,
+    ref: str,
+    summary: IngestSummary,
+    progress: IO[str] | None,
+) -> None:
+    source = str(repo)
+    position_key = position_source(source, run)
+    stored = read_position(SOURCE_KIND, position_key)
+    tip = git.resolve(repo, ref)
+    if tip is None or (stored is not None and stored.file_key == tip):
+        return
+    since = None
+    read_so_far = 0
+    if stored is not None and git.is_ancestor(repo, stored.file_key, tip):
+        since, read_so_far = stored.file_key, stored.line_no
+    for block in git.read_log(repo, tip, since):
+        commits = git_log.parse_log(block, claims_folder)
+        if not commits:
+            continue
+        rows = commit_rows(commits, run, read_so_far + 1)
+        reached = Position(commits[-1].sha, read_so_far + len(commits), read_so_far + len(commits))
+        accepted = warehouse.write(_loader(rows, source, position_key, stored, reached))
+        summary.accepted += accepted
+        summary.duplicates += len(commits) - accepted
+        summary.bytes += len(block)
+        stored, read_so_far = reached, reached.line_no
+        if progress is not None:
+            progress.write(f"{source}: {read_so_far} commits read, {summary.accepted} new\n")
+
+
+def _loader(
+    rows: EventRows, source: str, position_key: str, expected: Position | None, new: Position
+) -> Callable[[duckdb.DuckDBPyConnection], int]:
+    table = rows.table()
+
+    def load(cur: duckdb.DuckDBPyConnection) -> int:
+        advance_position(cur, SOURCE_KIND, position_key, expected, new)
+        return insert_new(cur, table, source_kind=SOURCE_KIND, source=source, dedup=Dedup.RUN)
+
+    return load
