@@ -8,6 +8,7 @@ it is, as the providers' own counters do for user content.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ def split_tokens(text: str, encoding: str) -> list[TokenPiece]:
     return pieces
 
 
+@functools.lru_cache(maxsize=1024)
 def encoding_for_model(model: str | None) -> str | None:
     """The encoding the provider counts this model's tokens with, when tiktoken knows the
     model (OpenAI's); None for others (a Llama on vLLM has its own tokenizer)."""

@@ -101,12 +101,63 @@ WHERE b.request_id NOT IN (SELECT request_id FROM requests)
 
 @dataclass
 class PreparedBatch:
-    """A parsed batch turned into Arrow tables, ready to load."""
+    """A parsed batch turned into Arrow tables, ready to load; `stats` times its steps."""
 
     requests: pa.Table
     tokens: pa.Table
-    in_batch_duplicates: int
     stats: dict[str, float] = field(default_factory=dict)
+
+
+def _count(
+    prompts: list[str | None], completions: list[str | None], encodings: Sequence[str]
+) -> dict[str, tuple[list[int | None], list[int | None]]]:
+    """encoding -> (prompt counts, completion counts)."""
+    counts = {}
+    for name in encodings:
+        # One batch call per encoding for prompts and completions together.
+        both = count_tokens([*prompts, *completions], name)
+        counts[name] = (both[: len(prompts)], both[len(prompts) :])
+    return counts
+
+
+def _languages(records: Sequence[RequestRecord]) -> tuple[list[str | None], list[bool]]:
+    """(language, whether it was detected) per record: given, or detected from the prompt
+    (from the completion when there is no prompt, as in Batch output)."""
+    languages: list[str | None] = []
+    detected: list[bool] = []
+    for record in records:
+        if record.language is not None:
+            languages.append(record.language)
+            detected.append(False)
+        else:
+            languages.append(detect_language(record.prompt or record.completion))
+            detected.append(True)
+    return languages, detected
+
+
+def _mismatches(
+    records: Sequence[RequestRecord],
+    references: list[str | None],
+    counts: dict[str, tuple[list[int | None], list[int | None]]],
+) -> list[bool | None]:
+    """Whether the reported usage is far from our count under the model's own encoding;
+    None when there is nothing to compare."""
+    flags_per_record: list[bool | None] = []
+    for i, (record, reference) in enumerate(zip(records, references, strict=True)):
+        if reference is None or reference not in counts:
+            flags_per_record.append(None)
+            continue
+        prompt_counts, completion_counts = counts[reference]
+        flags = [
+            flag
+            for flag in (
+                _mismatch(record.usage_prompt_tokens, prompt_counts[i]),
+                _mismatch(record.usage_completion_tokens, completion_counts[i]),
+            )
+            if flag is not None
+        ]
+        flags_per_record.append(any(flags) if flags else None)
+    return flags_per_record
 
 
 def prepare_batch(
@@ -124,39 +175,12 @@ def prepare_batch(
     completions = [r.completion for r in unique]
 
     started = time.perf_counter()
-    prompt_counts, completion_counts = {}, {}
-    for name in encodings:
-        # One batch call per encoding: tiktoken's thread pool is set up once.
-        counts = count_tokens([*prompts, *completions], name)
-        prompt_counts[name], completion_counts[name] = counts[: len(unique)], counts[len(unique) :]
+    counts = _count(prompts, completions, encodings)
     counted = time.perf_counter()
-
-    languages: list[str | None] = []
-    detected: list[bool] = []
-    for record in unique:
-        if record.language is not None:
-            languages.append(record.language)
-            detected.append(False)
-        else:
-            languages.append(detect_language(record.prompt or record.completion))
-            detected.append(True)
+    languages, detected = _languages(unique)
     detect_done = time.perf_counter()
-
     references = [encoding_for_model(r.model) for r in unique]
-    mismatches: list[bool | None] = []
-    for i, (record, reference) in enumerate(zip(unique, references, strict=True)):
-        if reference is None or reference not in prompt_counts:
-            mismatches.append(None)
-            continue
-        flags = [
-            flag
-            for flag in (
-                _mismatch(record.usage_prompt_tokens, prompt_counts[reference][i]),
-                _mismatch(record.usage_completion_tokens, completion_counts[reference][i]),
-            )
-            if flag is not None
-        ]
-        mismatches.append(any(flags) if flags else None)
+    mismatches = _mismatches(unique, references, counts)
 
     requests = pa.table(
         {
@@ -197,8 +221,8 @@ def prepare_batch(
                 {
                     "request_id": ids,
                     "encoding": pa.array([name] * len(unique), pa.string()),
-                    "prompt_tokens": pa.array(prompt_counts[name], pa.int64()),
-                    "completion_tokens": pa.array(completion_counts[name], pa.int64()),
+                    "prompt_tokens": pa.array(counts[name][0], pa.int64()),
+                    "completion_tokens": pa.array(counts[name][1], pa.int64()),
                 },
                 schema=TOKEN_SCHEMA,
             )
@@ -208,7 +232,6 @@ def prepare_batch(
     return PreparedBatch(
         requests,
         tokens,
-        len(records) - len(unique),
         {"count_seconds": counted - started, "detect_seconds": detect_done - counted},
     )
 
