@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ingest.parsers.requests import RAW_TEXT_LIMIT, RawLine, Rejected
+from ingest.parsers.json_lines import RawLine, Rejected, reject
 
 SOURCE_KIND = "parallel"
 
@@ -42,9 +42,9 @@ def parse_lines(lines: Iterable[RawLine]) -> ParsedTexts:
         try:
             parsed.texts.append(parse_object(orjson.loads(line.data), line.line_no))
         except orjson.JSONDecodeError as exc:
-            parsed.rejected.append(_reject(line, f"not JSON: {exc}"))
+            parsed.rejected.append(reject(line, f"not JSON: {exc}"))
         except ValueError as exc:
-            parsed.rejected.append(_reject(line, str(exc)))
+            parsed.rejected.append(reject(line, str(exc)))
     return parsed
 
 
@@ -59,8 +59,3 @@ def parse_object(obj: Any, line_no: int) -> ParallelText:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("text: expected a non-empty string")
     return ParallelText(id_, language.strip().lower(), text, line_no)
-
-
-def _reject(line: RawLine, reason: str) -> Rejected:
-    raw = line.data[:RAW_TEXT_LIMIT].decode("utf-8", "replace")
-    return Rejected(line.line_no, line.byte_offset, reason, raw)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import IO
 
-from ingest.parsers.requests import RawLine
+from ingest.parsers.json_lines import RawLine
 from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, read_position
 from ingest.sources import files
 

@@ -16,8 +16,8 @@ import pyarrow as pa
 from analytics import warehouse
 from analytics.tokens.counting import count_tokens
 from analytics.tokens.vocabularies import configured_encodings
+from ingest.parsers.json_lines import RawLine
 from ingest.parsers.parallel import SOURCE_KIND, ParallelText, ParsedTexts, parse_lines
-from ingest.parsers.requests import RawLine
 from ingest.pipelines.line_files import ingest_files
 from ingest.pipelines.loading import IngestSummary, Position, advance_position, insert_quarantine
 from ingest.pipelines.requests import rejected_table

@@ -1,7 +1,7 @@
 """ingest/parsers/parallel.py: {"id", "language", "text"} lines."""
 
+from ingest.parsers.json_lines import RawLine
 from ingest.parsers.parallel import ParallelText, parse_lines
-from ingest.parsers.requests import RawLine
 
 
 def test_good_lines_become_texts_and_bad_ones_say_why() -> None:

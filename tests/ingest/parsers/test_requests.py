@@ -5,9 +5,8 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
+from ingest.parsers.json_lines import InvalidRecord, RawLine
 from ingest.parsers.requests import (
-    InvalidRecord,
-    RawLine,
     RequestRecord,
     Shape,
     parse_array,
