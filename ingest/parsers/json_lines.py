@@ -61,10 +61,13 @@ def json_type(value: Any) -> str:
 
 
 def read_request_id(value: Any, name: str) -> str:
+    """A required identifier: a non-empty string."""
     if isinstance(value, str) and value.strip():
         return value
     if value is None:
         raise InvalidRecord(f"{name} is required")
+    if isinstance(value, str):
+        raise InvalidRecord(f"{name}: must not be empty")
     raise InvalidRecord(f"{name}: expected a non-empty string, got {json_type(value)}")
 
 

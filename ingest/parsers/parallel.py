@@ -6,18 +6,23 @@ files, no Django, no warehouse; a bad line becomes a `Rejected` with its reason.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from ingest.parsers.json_lines import RawLine, Rejected, reject
+from ingest.parsers.json_lines import (
+    InvalidRecord,
+    RawLine,
+    Rejected,
+    json_type,
+    read_language,
+    read_request_id,
+    reject,
+)
 
 SOURCE_KIND = "parallel"
-
-_ISO_639_1 = re.compile(r"^[a-z]{2}$")
 
 
 @dataclass(frozen=True)
@@ -43,19 +48,18 @@ def parse_lines(lines: Iterable[RawLine]) -> ParsedTexts:
             parsed.texts.append(parse_object(orjson.loads(line.data), line.line_no))
         except orjson.JSONDecodeError as exc:
             parsed.rejected.append(reject(line, f"not JSON: {exc}"))
-        except ValueError as exc:
+        except InvalidRecord as exc:
             parsed.rejected.append(reject(line, str(exc)))
     return parsed
 
 
 def parse_object(obj: Any, line_no: int) -> ParallelText:
     if not isinstance(obj, dict):
-        raise ValueError("expected a JSON object")
-    id_, language, text = obj.get("id"), obj.get("language"), obj.get("text")
-    if not isinstance(id_, str) or not id_.strip():
-        raise ValueError("id: expected a non-empty string")
-    if not isinstance(language, str) or not _ISO_639_1.match(language.strip().lower()):
-        raise ValueError("language: expected an ISO 639-1 code")
+        raise InvalidRecord(f"expected a JSON object, got {json_type(obj)}")
+    language = read_language(obj.get("language"))
+    if language is None:
+        raise InvalidRecord("language is required")
+    text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("text: expected a non-empty string")
-    return ParallelText(id_, language.strip().lower(), text, line_no)
+        raise InvalidRecord(f"text: expected a non-empty string, got {json_type(text)}")
+    return ParallelText(read_request_id(obj.get("id"), "id"), language, text, line_no)

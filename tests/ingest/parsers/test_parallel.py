@@ -18,8 +18,8 @@ def test_good_lines_become_texts_and_bad_ones_say_why() -> None:
 
     assert parsed.texts == [ParallelText("s1", "ta", "வணக்கம்", 1)]
     assert [(r.line_no, r.reason) for r in parsed.rejected[:3]] == [
-        (2, "language: expected an ISO 639-1 code"),
-        (3, "id: expected a non-empty string"),
-        (4, "text: expected a non-empty string"),
+        (2, "language: expected an ISO 639-1 code, got 'tamil'"),
+        (3, "id: must not be empty"),
+        (4, "text: expected a non-empty string, got a string"),
     ]
     assert parsed.rejected[3].line_no == 5 and parsed.rejected[3].reason.startswith("not JSON")

@@ -178,7 +178,7 @@ def test_an_openai_batch_output_line() -> None:
         ({"ts": 1772359200}, "request_id is required"),
         (
             {"ts": 1772359200, "request_id": ""},
-            "request_id: expected a non-empty string, got a string",
+            "request_id: must not be empty",
         ),
         ({"request_id": "a"}, "ts is required"),
         ({"ts": "yesterday", "request_id": "a"}, "ts: not an RFC 3339 time: 'yesterday'"),
