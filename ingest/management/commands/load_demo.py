@@ -1,0 +1,72 @@
+"""`manage.py load_demo`: the demo, ready to look at. Migrates both databases, writes and
+ingests the demo runs (ingest.demo; nothing is loaded twice however often it runs) and
+creates the `demo` login if it is missing.
+
+The password comes from FLEETSCOPE_DEMO_PASSWORD or is generated once and kept in
+`<data dir>/demo/password` (mode 0600) so later runs can print it again. The last line on
+stdout is the login, for scripts/run.sh to show.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from analytics import warehouse
+from analytics.warehouse import WarehouseError
+from ingest.demo import DEMO_STEPS, run_demo_steps
+from ingest.sources.files import SourceError
+
+DEMO_USERNAME = "demo"
+
+
+class Command(BaseCommand):
+    help = "Load the demo runs (idempotent) and create the demo login if missing."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--quiet", action="store_true", help="no progress bars on stderr")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        demo_dir = Path(settings.DATA_DIR) / "demo"
+        demo_dir.mkdir(parents=True, exist_ok=True)
+        call_command("migrate", interactive=False, verbosity=0)
+        try:
+            warehouse.migrate()
+            results = run_demo_steps(demo_dir, progress=None if options["quiet"] else sys.stderr)
+        except (WarehouseError, SourceError, ValueError) as exc:
+            raise CommandError(str(exc).splitlines()[0]) from exc
+        described = {s.name: s.description for s in DEMO_STEPS}
+        for result in results:
+            s = result.summary
+            state = "written and loaded" if result.written else "already there"
+            self.stdout.write(
+                f"{result.step}: {state}; accepted {s.accepted}, quarantined {s.quarantined}, "
+                f"duplicates {s.duplicates} ({described.get(result.step, '')})"
+            )
+        self.stdout.write(self._login(demo_dir))
+
+    def _login(self, demo_dir: Path) -> str:
+        users = get_user_model()
+        password_file = demo_dir / "password"
+        from_env = os.environ.get("FLEETSCOPE_DEMO_PASSWORD", "")
+        user = users.objects.filter(username=DEMO_USERNAME).first()
+        if user is None:
+            password = from_env or secrets.token_urlsafe(12)
+            users.objects.create_user(DEMO_USERNAME, password=password)
+            if not from_env:
+                password_file.write_text(password)
+                password_file.chmod(0o600)
+            return f"login: {DEMO_USERNAME} / {password}"
+        for candidate in (from_env, password_file.read_text() if password_file.exists() else ""):
+            if candidate and user.check_password(candidate):
+                return f"login: {DEMO_USERNAME} / {candidate}"
+        return f"login: {DEMO_USERNAME} (password changed since the demo set it)"

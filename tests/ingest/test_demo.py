@@ -1,0 +1,104 @@
+"""load_demo: the demo runs are written once, loaded once, and the demo login works."""
+
+import io
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from analytics.queries import runs as queries
+from ingest import demo
+from ingest.synthetic import ErrorTrend, RunSpec
+from ingest.synthetic.harness import build_events
+from ingest.synthetic.truth import GroundTruth
+
+pytestmark = pytest.mark.usefixtures("lake")
+
+NOW = datetime(2026, 3, 2, 12, 30, 45, tzinfo=UTC)
+TINY = RunSpec(run="tiny-demo", seed=2, hours=2, workers=12, planners=2, peak_commits_per_hour=60)
+
+
+@pytest.fixture
+def tiny_demo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: object) -> None:
+    settings.DATA_DIR = tmp_path  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        demo,
+        "DEMO_STEPS",
+        [demo.DemoStep("tiny-demo", "tiny", demo.write_synthetic(TINY), demo.load_agent_events)],
+    )
+
+
+def load_demo() -> list[str]:
+    out = io.StringIO()
+    call_command("load_demo", "--quiet", stdout=out)
+    return out.getvalue().strip().splitlines()
+
+
+@pytest.mark.django_db
+def test_it_loads_the_demo_once_and_prints_the_same_login_every_time(
+    tiny_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FLEETSCOPE_DEMO_PASSWORD", raising=False)
+    first = load_demo()
+    second = load_demo()
+    events = len(build_events(demo.spec_at(TINY, datetime.now(UTC))))
+    assert (
+        first[0]
+        == f"tiny-demo: written and loaded; accepted {events}, quarantined 0, duplicates 0 (tiny)"
+    )
+    assert second[0] == "tiny-demo: already there; accepted 0, quarantined 0, duplicates 0 (tiny)"
+    assert first[-1] == second[-1]
+    password = first[-1].removeprefix("login: demo / ")
+    assert len(password) == 16
+    assert authenticate(username="demo", password=password) is not None
+    assert (Path(settings.DATA_DIR) / "demo" / "password").stat().st_mode & 0o777 == 0o600
+    assert [r["run"] for r in queries.list_runs()] == ["tiny-demo"]
+
+
+@pytest.mark.django_db
+def test_the_password_can_come_from_the_environment(
+    tiny_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLEETSCOPE_DEMO_PASSWORD", "a-long-demo-password")
+    assert load_demo()[-1] == "login: demo / a-long-demo-password"
+    assert authenticate(username="demo", password="a-long-demo-password") is not None
+    assert not (Path(settings.DATA_DIR) / "demo" / "password").exists()
+
+
+def test_the_demo_runs_end_now_except_the_finished_one() -> None:
+    browser = demo.spec_at(demo.BROWSER, NOW)
+    assert browser.start == datetime(2026, 3, 2, 0, 30, tzinfo=UTC)
+    compiler = demo.spec_at(demo.COMPILER, NOW)
+    assert compiler.start == datetime(2026, 3, 1, 23, 30, tzinfo=UTC)
+    assert compiler.start + timedelta(hours=compiler.hours) == datetime(
+        2026, 3, 2, 9, 30, tzinfo=UTC
+    )
+
+
+def test_the_demo_shows_a_stall_a_rising_error_rate_and_a_run_stalled_now() -> None:
+    def truth(spec: RunSpec) -> GroundTruth:
+        events = build_events(demo.spec_at(spec, NOW))
+        return GroundTruth(spec, events, len(events), 0, 0)
+
+    gap = timedelta(minutes=30)
+    browser = truth(demo.BROWSER)
+    assert len(browser.stalls(gap)) == 1 and browser.current_stall(gap) is None
+    assert max(browser.commits_per_bucket(3600).values()) > 900
+    assert demo.COMPILER.error_trend == ErrorTrend.RISING and demo.COMPILER.finished
+    since = truth(demo.DOCS).current_stall(gap)
+    assert since is not None and NOW - since > timedelta(minutes=40)
+
+
+def test_register_adds_a_step_or_replaces_one_of_the_same_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(demo, "DEMO_STEPS", list(demo.DEMO_STEPS))
+    step = demo.DemoStep(
+        "docs-demo", "replaced", demo.write_synthetic(TINY), demo.load_agent_events
+    )
+    demo.register(step)
+    assert [s.name for s in demo.DEMO_STEPS] == ["browser-demo", "compiler-demo", "docs-demo"]
+    assert demo.DEMO_STEPS[-1].description == "replaced"
