@@ -248,10 +248,121 @@ SELECT line_no, byte_offset, problem,
 FROM nested
 """
 
-# Strict RFC 3339: a date, `T` or space, a time, and a zone (`Z` or an offset).
-RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 _INTEGER_TEXT = r"^-?(0|[1-9]\d{0,17})$"  # fits BIGINT; larger counts are not token counts
 _QUOTE, _BRACE, _MINUS, _T, _F, _N = (ord(c) for c in '"{-tfn')
+
+
+# Strict RFC 3339: a date, `T` or space, a time, and a zone (`Z` or an offset).
+RFC3339 = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+
+_SQL_TYPES = {
+    JsonType.STRING: "VARCHAR",
+    JsonType.INTEGER: "BIGINT",
+    JsonType.NUMBER: "DOUBLE",
+    JsonType.BOOLEAN: "BOOLEAN",
+    JsonType.TIME: "VARCHAR",
+}
+
+
+def _typed_columns() -> str:
+    """Scalars are read as text (any JSON value converts to text, so one mistyped line
+    cannot make read_json refuse the chunk) and cast in TYPED_SELECT."""
+    parts = []
+    for path in TOP_LEVEL:
+        field = next(f for f in FIELDS if f.path == path)
+        if path in CONTAINERS:
+            leaves = ", ".join(f'"{f.leaf}" VARCHAR' for f in FIELDS if f.container == path)
+            parts.append(f"'{path}': 'STRUCT({leaves})'")
+        elif field.kind == JsonType.OBJECT:
+            parts.append(f"'{path}': 'JSON'")
+        else:
+            parts.append(f"'{path}': 'VARCHAR'")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _keys(kind: str) -> str:
+    return "|".join(sorted({f.leaf for f in FIELDS if f.kind == kind}))
+
+
+# The fastest path reads typed columns, as read_json alone would. DuckDB converts
+# mistyped values silently there (5 -> '5', 1.5 -> 2, "1.5" -> 1.5), so every line whose
+# text could hold a mistyped value goes to the exact path instead: a key of the contract
+# followed by a value of the wrong JSON type. A key that only looks like one (inside
+# attrs, or inside a string) costs a detour through the exact path, never a wrong row.
+TYPED_READ_JSON_COLUMNS = _typed_columns()
+SUSPECT_LINE = (
+    rf'"(?:{_keys(JsonType.STRING)})"\s*:\s*[^"\sn]'
+    rf'|"(?:{_keys(JsonType.INTEGER)})"\s*:\s*(?:[^-0-9\sn]|-?[0-9]+[.eE])'
+    rf'|"(?:{_keys(JsonType.NUMBER)})"\s*:\s*[^-0-9\sn]'
+    rf'|"(?:{_keys(JsonType.BOOLEAN)})"\s*:\s*[^tfn\s]'
+    rf'|"(?:{_keys(JsonType.OBJECT)})"\s*:\s*[^{{\sn]'
+    r'|"ts"\s*:\s*(?:"[-+0-9.eE\s]*"|[^"\-0-9\sn])'
+)
+
+
+def _typed_value(field: Field) -> str:
+    text = f'"{field.container}"."{field.leaf}"' if field.container else f'"{field.path}"'
+    if field.kind == JsonType.BOOLEAN:
+        return f"CASE {text} WHEN 'true' THEN true WHEN 'false' THEN false END"
+    if field.kind in (JsonType.INTEGER, JsonType.NUMBER):
+        return f"try_cast({text} AS {_SQL_TYPES[field.kind]})"
+    return text
+
+
+TYPED_SELECT = ", ".join(
+    [
+        'CAST("ts" AS VARCHAR) AS ts_raw',
+        *(f"{_typed_value(f)} AS {f.column}" for f in FIELDS if f.column and f.column != "attrs"),
+        'CAST("attrs" AS VARCHAR) AS attrs_raw',
+    ]
+)
+
+
+def _typed_reason() -> str:
+    """The exact path's checks that typed values can still fail, in the same order."""
+    cases = [
+        "WHEN ts_raw IS NULL THEN 'missing required field ts'",
+        f"WHEN NOT regexp_matches(ts_raw, '{RFC3339}') AND try_cast(ts_raw AS DOUBLE) IS NULL "
+        "THEN 'ts is not an RFC 3339 time with a zone'",
+    ]
+    for field in FIELDS:
+        if field.required and field.column:
+            cases.append(f"WHEN {field.column} IS NULL THEN 'missing required field {field.path}'")
+        if field.non_negative and field.column:
+            cases.append(f"WHEN {field.column} < 0 THEN '{field.path} must be >= 0'")
+    cases += [
+        "WHEN attrs_raw IS NOT NULL AND attrs_raw <> 'null' AND NOT starts_with(attrs_raw, '{') "
+        "THEN 'attrs must be an object'",
+        "WHEN run = '' OR length(run) > 200 THEN 'run must be 1-200 characters'",
+        "WHEN agent = '' OR length(agent) > 200 THEN 'agent must be 1-200 characters'",
+        "WHEN event = '' THEN 'event must not be empty'",
+        "WHEN parsed_ts IS NULL THEN 'ts is not a valid time'",
+        "WHEN parsed_ts < TIMESTAMPTZ '1970-01-01 00:00:00+00' "
+        "OR parsed_ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00' "
+        "THEN 'ts is outside 1970-2199 (milliseconds given as seconds?)'",
+    ]
+    return "CASE " + " ".join(cases) + " END"
+
+
+# `typed_rows` (TYPED_SELECT of read_json plus line_no, byte_offset) -> the same shape as
+# FINALIZE_SQL's output.
+TYPED_FINALIZE_SQL = f"""
+WITH timed AS (
+    SELECT *,
+           CASE WHEN regexp_matches(ts_raw, '{RFC3339}') THEN try_cast(ts_raw AS TIMESTAMPTZ)
+                ELSE try(to_timestamp(try_cast(ts_raw AS DOUBLE))) END AS parsed_ts
+    FROM typed_rows
+),
+checked AS (
+    SELECT *, {_typed_reason()} AS final_reason FROM timed
+)
+SELECT line_no, byte_offset,
+       {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
+       CASE WHEN starts_with(attrs_raw, '{{') THEN attrs_raw END AS attrs,
+       CASE WHEN final_reason IS NULL THEN parsed_ts END AS ts,
+       final_reason AS reason
+FROM checked
+"""
 
 
 def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Table:

@@ -67,49 +67,61 @@ class ParsedChunk:
 
 
 def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedChunk:
-    """Parse whole lines with DuckDB's read_json, or line by line if it rejects the chunk."""
+    """Parse whole lines: typed read_json for the lines that cannot hide a mistyped value,
+    the exact path for the rest (or for the whole chunk when read_json refuses it)."""
     lines = parser.split_lines(data, first_line_no=first_line_no, base_offset=base_offset)
     cur = warehouse.cursor()
-    fields = _read_json_fields(cur, data, lines)
-    if fields is None:
-        cur.register("raw_lines", lines)
-        try:
-            fields = cur.execute(parser.LINES_TO_FIELDS_SQL).to_arrow_table()
-        finally:
-            cur.unregister("raw_lines")
-    cur.register("validated", parser.validate_fields(fields))
-    try:
-        events = cur.execute(parser.FINALIZE_SQL).to_arrow_table()
-    finally:
-        cur.unregister("validated")
+    events = _typed_path(cur, data, lines)
+    if events is None:
+        events = _exact_path(cur, lines)
     return ParsedChunk(events, _rejected(events, lines, first_line_no), lines.num_rows)
 
 
-def _read_json_fields(
-    cur: duckdb.DuckDBPyConnection, data: bytes, lines: pa.Table
-) -> pa.Table | None:
-    """The fast path: every line a JSON object. None when read_json refuses the chunk."""
+def _run_on(cur: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str) -> pa.Table:
+    cur.register(name, table)
+    try:
+        return cur.execute(sql).to_arrow_table()
+    finally:
+        cur.unregister(name)
+
+
+def _exact_path(cur: duckdb.DuckDBPyConnection, lines: pa.Table) -> pa.Table:
+    """Every field's JSON type checked, line by line: slower, and exact for any input."""
+    fields = _run_on(cur, "raw_lines", lines, parser.LINES_TO_FIELDS_SQL)
+    return _run_on(cur, "validated", parser.validate_fields(fields), parser.FINALIZE_SQL)
+
+
+def _typed_path(cur: duckdb.DuckDBPyConnection, data: bytes, lines: pa.Table) -> pa.Table | None:
+    """None when read_json refuses the chunk (a line that is not a JSON object, say)."""
     nonblank = parser.nonblank_lines(lines)
     if nonblank.num_rows == 0:
         return None
     path = files.write_chunk_file(files.chunk_dir(Path(settings.DATA_DIR)), data)
     try:
-        # The path is ours (a temp file name), never user input; read_json takes no
-        # bound parameter for its file name.
-        table = cur.execute(
-            f"SELECT {parser.READ_JSON_SELECT} FROM read_json('{path}', "
+        # The path is ours (a temp file), never user input; read_json binds no file name.
+        typed = cur.execute(
+            f"SELECT {parser.TYPED_SELECT} FROM read_json('{path}', "
             "format = 'newline_delimited', records = true, "
-            f"columns = {parser.READ_JSON_COLUMNS})"
+            f"columns = {parser.TYPED_READ_JSON_COLUMNS})"
         ).to_arrow_table()
     except duckdb.Error:
         return None
     finally:
         path.unlink(missing_ok=True)
-    if table.num_rows != nonblank.num_rows:
-        return None  # read_json saw the lines differently: let the slow path decide
-    return table.add_column(0, "line_no", nonblank.column("line_no")).add_column(
+    if typed.num_rows != nonblank.num_rows:
+        return None  # read_json saw the lines differently: let the exact path decide
+    suspect = pc.fill_null(
+        pc.match_substring_regex(nonblank.column("text"), parser.SUSPECT_LINE), False
+    )
+    typed = typed.add_column(0, "line_no", nonblank.column("line_no")).add_column(
         1, "byte_offset", nonblank.column("byte_offset")
     )
+    clean = _run_on(cur, "typed_rows", typed.filter(pc.invert(suspect)), parser.TYPED_FINALIZE_SQL)
+    suspects = nonblank.filter(suspect)
+    if suspects.num_rows == 0:
+        return clean
+    checked = _exact_path(cur, suspects).select(clean.column_names)
+    return pa.concat_tables([clean, checked.cast(clean.schema)])
 
 
 def _rejected(events: pa.Table, lines: pa.Table, first_line_no: int) -> pa.Table:

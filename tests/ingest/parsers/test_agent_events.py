@@ -167,3 +167,65 @@ def test_every_event_column_is_in_the_warehouse_schema(lake: object) -> None:
     }
     assert set(parser.EVENT_COLUMNS) <= columns
     assert isinstance(pa.table({"a": [1]}), pa.Table)
+
+
+MUTATIONS = [5, -1, 1.5, "7", "x", True, None, {"a": 1}, [1], "2026-01-14T10:00:00Z", "1768384800"]
+
+
+def _mutated_lines(count: int) -> bytes:
+    """Valid events with one field at a time replaced by a value of another JSON type."""
+    import json
+    import random
+
+    rng = random.Random(7)
+    # Containers given a scalar make read_json refuse the whole chunk; leave them out so
+    # the typed path really runs.
+    paths = [f.path for f in parser.FIELDS if f.path not in parser.CONTAINERS]
+    out = []
+    for i in range(count):
+        doc: dict = {
+            "ts": 1768384800 + i,
+            "run": "r",
+            "agent": f"a{i % 5}",
+            "event": "commit",
+            "id": f"e{i}",
+            "usage": {"input_tokens": 1, "output_tokens": 2},
+            "commit": {"sha": f"s{i}", "files": 1},
+            "ok": True,
+            "attrs": {"k": i},
+        }
+        path = rng.choice(paths)
+        value = rng.choice(MUTATIONS)
+        head, _, leaf = path.rpartition(".")
+        if head:
+            container = doc.setdefault(head, {})
+            if isinstance(container, dict):
+                container[leaf] = value
+        else:
+            doc[leaf] = value
+        out.append(json.dumps(doc).encode() + b"\n")
+    return b"".join(out)
+
+
+def test_the_typed_path_agrees_with_the_exact_path_on_mistyped_values(
+    lake: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ingest.pipelines import agent_events as pipeline
+    from ingest.pipelines.agent_events import _exact_path
+
+    seen: list[int] = []
+
+    def spy(cur: object, lines: pa.Table) -> pa.Table:
+        seen.append(lines.num_rows)
+        return _exact_path(cur, lines)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "_exact_path", spy)
+    data = _mutated_lines(400)
+    typed = parse_chunk(data, first_line_no=1, base_offset=0).events.sort_by("line_no")
+    assert len(seen) == 1 and 0 < seen[0] < 400  # only the suspect lines took the exact path
+    exact = _exact_path(
+        warehouse.cursor(), parser.split_lines(data, first_line_no=1, base_offset=0)
+    ).sort_by("line_no")
+    assert typed.column("reason").to_pylist() == exact.column("reason").to_pylist()
+    assert typed.select(exact.column_names).to_pylist() == exact.to_pylist()
+    assert 50 < sum(r is not None for r in exact.column("reason").to_pylist()) < 400

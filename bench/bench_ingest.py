@@ -1,0 +1,109 @@
+"""Agent-event ingest throughput against DuckDB's own read_json, side by side.
+
+Writes a 1,000,000-event file (FLEETSCOPE_BENCH_EVENTS to change), then: (1) read_json into
+a plain DuckDB table and into a DuckLake table of the same warehouse; (2) `manage.py ingest
+agent-events` on the same file in a child process, timed, with its peak memory (ru_maxrss).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+from analytics import warehouse
+
+EVENTS = int(os.environ.get("FLEETSCOPE_BENCH_EVENTS", "1000000"))
+
+# A realistic mix: llm calls with usage, tool calls (some failing), commits, pushes,
+# errors, handoffs; three runs, 600 agents; half the timestamps as Unix seconds.
+GENERATE_SQL = """
+COPY (
+    SELECT
+        CASE WHEN i % 2 = 0 THEN to_json(1768384800 + i * 0.05)
+             ELSE to_json(strftime(to_timestamp(1768384800 + i * 0.05), '%Y-%m-%dT%H:%M:%S.%gZ'))
+        END AS ts,
+        'run-' || (i % 3) AS run,
+        'w-' || (i % 600) AS agent,
+        kind AS event,
+        'e' || i AS id,
+        CASE WHEN kind = 'llm_call' THEN 'gpt-5.2' END AS model,
+        CASE WHEN kind = 'llm_call' THEN {'input_tokens': 1800 + i % 500, 'cached_input_tokens': 24000,
+            'cache_write_tokens': 0, 'output_tokens': 950 + i % 97} END AS usage,
+        CASE WHEN kind = 'tool_call' THEN 'cargo build' END AS tool,
+        CASE WHEN kind IN ('tool_call', 'push') THEN i % 11 <> 0 END AS ok,
+        CASE WHEN kind IN ('llm_call', 'tool_call') THEN (i % 40000)::DOUBLE END AS duration_ms,
+        CASE WHEN kind = 'commit' THEN {'sha': md5(i::VARCHAR)[:12], 'files': i % 7, 'insertions': i % 300,
+            'deletions': i % 40, 'message': 'css: parse @layer rule ' || i} END AS "commit",
+        CASE WHEN kind = 'error' THEN {'kind': 'build', 'message': 'E0308 mismatched types'} END AS error,
+        CASE WHEN kind = 'handoff' THEN {'to': 'p-css', 'status': 'done', 'notes': 'parsed'} END AS handoff
+    FROM (
+        SELECT i, ['llm_call', 'tool_call', 'tool_call', 'commit', 'push', 'error', 'handoff', 'llm_call'][i % 8 + 1] AS kind
+        FROM range(?) AS t(i)
+    )
+) TO '{path}' (FORMAT json)
+"""
+
+
+def _write_file(path: Path) -> None:
+    con = duckdb.connect()
+    con.execute(GENERATE_SQL.replace("{path}", str(path)), [EVENTS])
+    con.close()
+
+
+def _time(label: str, work: object) -> float:
+    started = time.perf_counter()
+    work()  # type: ignore[operator]
+    seconds = time.perf_counter() - started
+    print(f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s)", flush=True)
+    return seconds
+
+
+def run() -> None:
+    warehouse.migrate()
+    folder = Path(tempfile.mkdtemp(prefix="fleetscope-bench-ingest-"))
+    path = folder / "events.jsonl"
+    _write_file(path)
+    print(f"   file: {EVENTS:,} events, {path.stat().st_size / 1e6:.0f} MB", flush=True)
+
+    memory = duckdb.connect()
+    plain = _time(
+        "DuckDB read_json -> in-memory table",
+        lambda: memory.execute(
+            f"CREATE TABLE t AS SELECT * FROM read_json('{path}', format = 'newline_delimited')"
+        ),
+    )
+    memory.close()
+    cur = warehouse.cursor()
+    lake = _time(
+        "DuckDB read_json -> DuckLake table",
+        lambda: cur.execute(
+            f"CREATE TABLE bench_read_json AS SELECT * FROM read_json('{path}', format = 'newline_delimited')"
+        ),
+    )
+    cur.execute("DROP TABLE bench_read_json")
+    warehouse.close()  # the child process is the only writer from here
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ours = _time(
+        "manage.py ingest agent-events (validate, dedup, quarantine, positions)",
+        lambda: subprocess.run(
+            [sys.executable, "manage.py", "ingest", "agent-events", str(path)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env=os.environ.copy(),
+        ),
+    )
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(f"   ratio vs read_json into a DuckLake table: {lake / ours:.2f}x", flush=True)
+    print(f"   ratio vs read_json into an in-memory table: {plain / ours:.2f}x", flush=True)
+    print(f"   ingest peak memory (ru_maxrss): {max(peak_kib, before) / 1024:.0f} MiB", flush=True)
+    row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    print(f"   events stored: {row['n'] if row else 0:,}", flush=True)
+    path.unlink()
