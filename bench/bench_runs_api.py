@@ -1,0 +1,100 @@
+"""Runs API latency with 10 million events in the warehouse (median of 20 per endpoint).
+
+Events are generated in bulk inside DuckDB (INSERT ... SELECT over range()), one
+transaction per run as an ingest of that run's logs would write them: 20 runs of 500,000
+events (FLEETSCOPE_BENCH_RUN_EVENTS to change), with spawns, llm and tool calls, commits
+(some re-logged), pushes and errors. Requests go through Django and django-ninja with a
+Bearer token, as a script's would.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+from django.contrib.auth.models import User
+from django.test import Client
+
+from analytics import warehouse
+from dashboard.models import ApiToken
+
+RUNS = int(os.environ.get("FLEETSCOPE_BENCH_RUNS", "20"))
+EVENTS_PER_RUN = int(os.environ.get("FLEETSCOPE_BENCH_RUN_EVENTS", "500000"))
+
+# One run's events: 400 workers under 20 planners under a root; one event every 0.2 s
+# (about 28 hours per run); every 9th event a commit, every 97th commit logged twice.
+INSERT_RUN_SQL = """
+INSERT INTO events (run, agent, ts, event, id, parent, role, model, input_tokens,
+                    cached_input_tokens, output_tokens, tool, ok, commit_sha,
+                    source_kind, source, source_line, ingested_at)
+SELECT $run,
+       CASE WHEN i = 0 THEN 'root' WHEN i <= 20 THEN 'p-' || i ELSE 'w-' || (i % 400) END,
+       to_timestamp(1768384800 + i * 0.2),
+       CASE WHEN i <= 420 THEN 'spawn'
+            WHEN i % 9 = 0 OR i % 873 = 1 THEN 'commit'
+            WHEN i % 9 IN (1, 2, 3) THEN 'llm_call'
+            WHEN i % 9 IN (4, 5, 6) THEN 'tool_call'
+            WHEN i % 9 = 7 THEN 'push'
+            ELSE 'error' END,
+       $run || '-e' || i,
+       CASE WHEN i = 0 THEN NULL WHEN i <= 20 THEN 'root'
+            WHEN i <= 420 THEN 'p-' || (i % 20 + 1) END,
+       CASE WHEN i = 0 THEN 'root_planner' WHEN i <= 20 THEN 'planner'
+            WHEN i <= 420 THEN 'worker' END,
+       CASE WHEN i % 9 IN (1, 2, 3) THEN 'gpt-5.2' END,
+       CASE WHEN i % 9 IN (1, 2, 3) THEN 1800 + i % 500 END,
+       CASE WHEN i % 9 IN (1, 2, 3) THEN 24000 END,
+       CASE WHEN i % 9 IN (1, 2, 3) THEN 900 + i % 97 END,
+       CASE WHEN i % 9 IN (4, 5, 6) THEN 'cargo build' END,
+       CASE WHEN i % 9 IN (4, 5, 6) THEN i % 13 <> 0 END,
+       CASE WHEN i % 9 = 0 THEN md5($run || i) WHEN i % 873 = 1 THEN md5($run || (i - 1)) END,
+       'agent-events', 'bench/' || $run || '.jsonl', i + 1, now()
+FROM range($n) AS t(i)
+"""
+
+ENDPOINTS = (
+    "/api/runs",
+    "/api/runs/{run}/commit-rate?bucket=1h",
+    "/api/runs/{run}/stalls?min_gap=30m",
+    "/api/runs/{run}/error-rate?bucket=1h",
+    "/api/runs/{run}/agents",
+)
+
+
+def _load() -> None:
+    warehouse.migrate()
+    started = time.perf_counter()
+    for index in range(RUNS):
+        run = f"bench-run-{index:02d}"
+        warehouse.write(
+            lambda cur, run=run: cur.execute(INSERT_RUN_SQL, {"run": run, "n": EVENTS_PER_RUN})
+        )
+    row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    total = row["n"] if row else 0
+    print(f"   loaded {total:,} events in {time.perf_counter() - started:.1f} s", flush=True)
+
+
+def run() -> None:
+    _load()
+    user = User.objects.create_user("bench", password="bench-password-123")
+    _, token = ApiToken.issue(user, "bench")
+    client = Client(headers={"Authorization": f"Bearer {token}"})
+    run_name = f"bench-run-{RUNS // 2:02d}"
+    worst = 0.0
+    for template in ENDPOINTS:
+        path = template.format(run=run_name)
+        assert client.get(path).status_code == 200  # warm: first request opens the lake
+        timings = []
+        for _ in range(20):
+            started = time.perf_counter()
+            response = client.get(path)
+            timings.append((time.perf_counter() - started) * 1000)
+            assert response.status_code == 200, response.content[:200]
+        median = statistics.median(timings)
+        worst = max(worst, median)
+        print(
+            f"   {template:<42} median {median:6.1f} ms  p90 {sorted(timings)[17]:6.1f} ms",
+            flush=True,
+        )
+    print(f"   slowest median: {worst:.1f} ms (target < 300 ms)", flush=True)
