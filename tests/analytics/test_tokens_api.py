@@ -320,3 +320,20 @@ def test_encodings_lists_what_loads_offline_and_what_is_counted(
         "available": ["gpt2", "r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"],
         "configured": ENCODINGS,
     }
+
+
+def test_traffic_can_be_limited_to_a_time_range(
+    lake: Path, tmp_path: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    _ingest_traffic(tmp_path)  # ts 1772359200 (en-0, ta-0) and 1772359201 (en-1)
+
+    answer = client.get(
+        "/api/tokens/traffic?start=2026-03-01T10:00:01Z&end=2026-03-01T11:00:00Z",
+        headers=auth_headers,
+    ).json()
+
+    assert answer["requests"] == 1
+    assert [(row["language"], row["requests"]) for row in answer["languages"]] == [("en", 1)]
+    assert answer["languages"][0]["encodings"]["o200k_base"]["tokens"] == _n(
+        "Where is the nearest pharmacy?", "o200k_base"
+    )
