@@ -4,19 +4,24 @@ lines, and hand each chunk to the pipeline's loader with the position it reaches
 
 The loader commits the rows and the position in one transaction (ingest/pipelines/
 loading.py); when another process committed first, the file is resumed from there. A
-last line without its newline is left for the next run, as for agent events.
+last line without its newline is read when it is complete JSON (a finished file whose
+writer left off the final newline) and otherwise left for the next run, as for agent
+events (a line still being written).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO
+
+import orjson
 
 from ingest.parsers.json_lines import RawLine
 from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, read_position
 from ingest.sources import files
 
 PATTERNS = ("*.jsonl", "*.jsonl.gz", "*.ndjson")
+MAX_FINAL_LINE_BYTES = 64 << 20
 
 # (numbered lines, source, the stored position to check, the position after these lines)
 LoadChunk = Callable[[list[RawLine], str, Position | None, Position], IngestSummary]
@@ -34,7 +39,7 @@ def split_lines(chunk: files.Chunk, first_line_no: int) -> list[RawLine]:
     return lines
 
 
-def _resume_from(log: files.LogFile, stored: Position | None) -> Position:
+def resume_from(log: files.LogFile, stored: Position | None) -> Position:
     """After the stored position, unless the file was replaced or truncated since."""
     if stored is None or stored.file_key != log.file_key:
         return Position(log.file_key, 0, 0)
@@ -62,9 +67,9 @@ def _ingest_file(
     source = str(log.path)
     while True:
         stored = read_position(source_kind, source)
-        position = _resume_from(log, stored)
+        position = resume_from(log, stored)
         try:
-            for chunk in files.read_chunks(log, position.byte_offset):
+            for chunk in _chunks(log, position.byte_offset):
                 lines = split_lines(chunk, position.line_no)
                 reached = Position(log.file_key, chunk.end_offset, position.line_no + len(lines))
                 result = load(lines, source, stored, reached)
@@ -79,6 +84,27 @@ def _ingest_file(
             return summary
         except PositionMoved:
             continue  # another process loaded this chunk first; resume from its position
+
+
+def _chunks(log: files.LogFile, offset: int) -> Iterator[files.Chunk]:
+    """The file's chunks of whole lines, then its unterminated last line if that is
+    complete JSON."""
+    end = offset
+    for chunk in files.read_chunks(log, offset):
+        end = chunk.end_offset
+        yield chunk
+    if log.compressed:
+        return  # read_chunks already ends a .gz file's last line at the end of the stream
+    with open(log.path, "rb") as handle:
+        handle.seek(end)
+        rest = handle.read(MAX_FINAL_LINE_BYTES + 1)
+    if not rest or len(rest) > MAX_FINAL_LINE_BYTES or b"\n" in rest:
+        return
+    try:
+        orjson.loads(rest)
+    except orjson.JSONDecodeError:
+        return  # still being written: wait for its newline
+    yield files.Chunk(rest, end, end + len(rest))
 
 
 def _pending(log: files.LogFile, source_kind: str) -> int:

@@ -41,3 +41,22 @@ def test_an_unterminated_last_line_waits_for_its_newline(lake: Path, tmp_path: P
     assert (again.accepted, again.pending_bytes) == (1, 0)
     assert [lines for lines, _ in seen] == [[b"one", b"two"], [b"three"]]
     assert seen[1][1].line_no == 3 and seen[1][1].byte_offset == 14
+
+
+def test_a_complete_json_last_line_without_newline_is_read(lake: Path, tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_bytes(b'{"a": 1}\n{"b": 2}')
+    seen: list[list[bytes]] = []
+
+    def load(
+        lines: list[RawLine], source: str, stored: Position | None, reached: Position
+    ) -> IngestSummary:
+        seen.append([line.data for line in lines])
+        warehouse.write(lambda cur: advance_position(cur, "test", source, stored, reached))
+        return IngestSummary(accepted=len(lines))
+
+    summary = ingest_files([str(tmp_path)], "test", load)
+    again = ingest_files([str(tmp_path)], "test", load)
+
+    assert seen == [[b'{"a": 1}'], [b'{"b": 2}']]
+    assert (summary.accepted, summary.pending_bytes, summary.bytes) == (2, 0, 17)
+    assert (again.accepted, again.pending_bytes) == (0, 0)
