@@ -12,6 +12,16 @@ from dashboard.pages import tokens as tokens_pages
 
 urlpatterns = [
     path("", views.runs_list, name="runs"),
+    path(
+        "runs/<path:run>/charts/commit-rate.json",
+        views.run_commit_rate_chart,
+        name="run-commit-rate-chart",
+    ),
+    path(
+        "runs/<path:run>/charts/error-rate.json",
+        views.run_error_rate_chart,
+        name="run-error-rate-chart",
+    ),
     path("runs/<path:run>/", views.run_detail, name="run"),
     path("tokens/", tokens_pages.tokens_page, name="tokens"),
     path("tokens/charts/tax.json", tokens_pages.tax_chart, name="tokens-tax-chart"),

@@ -1,15 +1,213 @@
-"""Pages. Views never write SQL: they call analytics.queries and render templates."""
+"""The runs pages: the runs list, a run's page, its chart JSON and its refreshable fragments.
+
+Views only: answers come from analytics.queries (the same functions the API calls, so
+pages and API agree), figures from analytics.run_charts, the tree from
+analytics.agent_tree. No SQL here. Every view needs a login.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+
+from analytics import charts, run_charts
+from analytics.agent_tree import build_agent_tree, open_depth
+from analytics.durations import format_time, parse_duration
+from analytics.errors import ParameterError
+from analytics.queries import runs as queries
+from analytics.queries.run_status import run_statuses
+from dashboard.run_window import (
+    BUCKETS,
+    DEFAULT_MIN_GAP,
+    MIN_GAPS,
+    PRESETS,
+    REFRESH_OPTIONS,
+    RunWindow,
+    read_run_window,
+)
+
+# The tree opens as many levels as fit in about a screen (the root at least); deeper
+# levels start collapsed, so a run of hundreds of workers stays usable.
+TREE_OPEN_ROWS = 40
+INGEST_COMMAND = "python manage.py ingest agent-events PATH..."
+BADGES = {"finished": "info", "stalled": "bad", "active": "good", "idle": "warn"}
+DRIFT_BADGES = {"rising": "bad", "falling": "good", "flat": "info"}
+
+
+def _rate(errors: int, attempts: int) -> float | None:
+    return errors / attempts if attempts else None
+
+
+def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
+    return render(request, "dashboard/bad_parameter.html", {"message": str(exc)}, status=422)
+
+
+# --- runs list ---------------------------------------------------------------------------
+
+
+def _runs_rows() -> list[dict[str, Any]]:
+    statuses = run_statuses()
+    rows = []
+    for run in queries.list_runs():
+        status = statuses.get(run["run"], {})
+        attempts = int(status.get("attempts", 0))
+        state = str(status.get("state", "idle"))
+        rows.append(
+            {
+                **run,
+                "attempts": attempts,
+                "error_rate": _rate(run["errors"], attempts),
+                "tokens": run["input_tokens"] + run["output_tokens"],
+                "state": state,
+                "badge": BADGES[state],
+                "stalled_minutes": status.get("stalled_minutes"),
+            }
+        )
+    return rows
 
 
 @login_required
 def runs_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/runs.html", {})
+    context = {"nav": "runs", "rows": _runs_rows(), "ingest_command": INGEST_COMMAND}
+    if request.GET.get("fragment") == "table":
+        return render(request, "dashboard/partials/runs_table.html", context)
+    refresh = request.GET.get("refresh", "0")
+    context.update(
+        refresh=refresh if refresh in REFRESH_OPTIONS else "0",
+        refresh_options=REFRESH_OPTIONS,
+        fragment_url=reverse("runs") + "?fragment=table",
+    )
+    return render(request, "dashboard/runs.html", context)
+
+
+# --- a run ---------------------------------------------------------------------------------
+
+
+def _window(request: HttpRequest, run: str) -> tuple[RunWindow, dict[str, Any]]:
+    """The run's status and the window the request asks for; 404 for an unknown run."""
+    min_gap = parse_duration(request.GET.get("min_gap") or DEFAULT_MIN_GAP, name="min_gap")
+    status = run_statuses(min_gap, run=run).get(run)
+    if status is None:
+        raise Http404(f"There is no run named {run!r}.")
+    return read_run_window(request, status["first_ts"], status["last_ts"]), status
+
+
+def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, Any]:
+    """Stat cards, drift and stalls of the run in the window."""
+    span = window.time_range
+    rate = queries.commit_rate(run, window.bucket_seconds, span)
+    hourly = rate if window.bucket_seconds == 3600 else queries.commit_rate(run, 3600, span)
+    errors = queries.error_rate(run, window.bucket_seconds, span)
+    stalls = queries.stalls(run, window.min_gap_delta, span)
+    attempts = sum(p["attempts"] for p in errors["points"])
+    error_count = sum(p["errors"] for p in errors["points"])
+    drift = errors["drift"]
+    return {
+        "commits": rate["total"],
+        "peak": hourly["peak"],
+        "errors": error_count,
+        "attempts": attempts,
+        "error_rate": _rate(error_count, attempts),
+        "drift": drift,
+        "drift_text": run_charts.drift_text(drift),
+        "drift_badge": DRIFT_BADGES.get(drift["trend"], "info"),
+        "stalls": stalls["stalls"],
+        "current_stall": stalls["current"],
+        "state": str(status["state"]),
+        "badge": BADGES[str(status["state"])],
+    }
+
+
+def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
+    rows = queries.agents(run, window.time_range)
+    tree = build_agent_tree(rows)
+    active = [r for r in rows if r["events"]]
+    return {
+        "tree": tree,
+        "open_depth": open_depth(tree, TREE_OPEN_ROWS),
+        "agents_active": len(active),
+        "tokens": sum(r["input_tokens"] + r["output_tokens"] for r in active),
+        "cached_tokens": sum(r["cached_input_tokens"] for r in active),
+        "roles": _role_counts(active),
+    }
+
+
+def _role_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        role = row["role"] or "unknown"
+        counts[role] = counts.get(role, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 @login_required
 def run_detail(request: HttpRequest, run: str) -> HttpResponse:
-    return render(request, "dashboard/run.html", {"run": run})
+    try:
+        window, status = _window(request, run)
+        fragment = request.GET.get("fragment")
+        context: dict[str, Any] = {"nav": "runs", "run": run, "window": window, "status": status}
+        if fragment == "summary":
+            context.update(_summary(run, window, status))
+            context.update(_tree_context(run, window))
+            return render(request, "dashboard/partials/run_summary.html", context)
+        if fragment == "tree":
+            context.update(_tree_context(run, window))
+            return render(request, "dashboard/partials/agent_tree.html", context)
+        context.update(_summary(run, window, status))
+        context.update(_tree_context(run, window))
+    except ParameterError as exc:
+        return _bad_parameter(request, exc)
+    page = reverse("run", kwargs={"run": run})
+    query = window.query()
+    context.update(
+        presets=PRESETS,
+        buckets=BUCKETS,
+        min_gaps=MIN_GAPS,
+        refresh_options=REFRESH_OPTIONS,
+        commit_chart_url=reverse("run-commit-rate-chart", kwargs={"run": run}) + "?" + query,
+        error_chart_url=reverse("run-error-rate-chart", kwargs={"run": run}) + "?" + query,
+        summary_url=f"{page}?{window.query(fragment='summary')}",
+        tree_url=f"{page}?{window.query(fragment='tree')}",
+        api_query=_api_query(window),
+    )
+    return render(request, "dashboard/run.html", context)
+
+
+def _api_query(window: RunWindow) -> str:
+    """The same window as the API spells it, for the page's "as JSON" links."""
+    params = {"bucket": f"{window.bucket_seconds}s"}
+    if window.start:
+        params["start"] = format_time(window.start) or ""
+    if window.end:
+        params["end"] = format_time(window.end) or ""
+    return urlencode(params)
+
+
+@login_required
+def run_commit_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """The commit-rate figure: what /api/runs/{run}/commit-rate and /stalls answer."""
+    try:
+        window, status = _window(request, run)
+        rate = queries.commit_rate(run, window.bucket_seconds, window.time_range)
+        stalls = queries.stalls(run, window.min_gap_delta, window.time_range)
+    except ParameterError as exc:
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+    fig = run_charts.build_commit_rate_figure(rate, stalls, status["last_ts"])
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+@login_required
+def run_error_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """The error-rate figure: what /api/runs/{run}/error-rate answers, drift included."""
+    try:
+        window, _ = _window(request, run)
+        errors = queries.error_rate(run, window.bucket_seconds, window.time_range)
+    except ParameterError as exc:
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+    fig = run_charts.build_error_rate_figure(errors)
+    return HttpResponse(charts.to_json(fig), content_type="application/json")

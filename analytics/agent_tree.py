@@ -1,0 +1,136 @@
+"""The agent tree of a run (root planner -> planners/subplanners -> workers), built from
+the per-agent rows of analytics.queries.runs.agents() by their parent links, with each
+node's figures summed over its subtree.
+
+Pure: rows in, nodes out; never queries. A parent link that would close a cycle is
+ignored (that agent becomes a root), so a bad log cannot hang a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLE_ORDER = {"root_planner": 0, "planner": 1, "judge": 2, "integrator": 3, "worker": 4}
+
+
+@dataclass
+class Totals:
+    agents: int = 0
+    events: int = 0
+    commits: int = 0
+    errors: int = 0
+    attempts: int = 0
+    tokens: int = 0  # input + output
+
+    def add(self, other: Totals) -> None:
+        self.agents += other.agents
+        self.events += other.events
+        self.commits += other.commits
+        self.errors += other.errors
+        self.attempts += other.attempts
+        self.tokens += other.tokens
+
+
+@dataclass
+class AgentNode:
+    agent: str
+    parent: str | None
+    role: str | None
+    own: Totals
+    depth: int = 0
+    children: list[AgentNode] = field(default_factory=list)
+    subtree: Totals = field(default_factory=Totals)  # this agent and everyone below it
+
+    @property
+    def descendants(self) -> int:
+        return self.subtree.agents - 1
+
+
+def _own(row: Mapping[str, Any]) -> Totals:
+    return Totals(
+        agents=1,
+        events=int(row["events"]),
+        commits=int(row["commits"]),
+        errors=int(row["errors"]),
+        attempts=int(row.get("attempts") or 0),
+        tokens=int(row.get("input_tokens") or 0) + int(row.get("output_tokens") or 0),
+    )
+
+
+def build_agent_tree(rows: Iterable[Mapping[str, Any]]) -> list[AgentNode]:
+    """Root nodes, each with its subtree; children sorted planners first, then by the
+    commits their subtree landed, then by name."""
+    nodes = {
+        row["agent"]: AgentNode(row["agent"], row["parent"], row["role"], _own(row)) for row in rows
+    }
+    roots = []
+    for node in nodes.values():
+        parent = nodes.get(node.parent) if node.parent is not None else None
+        if parent is None or _reaches(nodes, parent.agent, node.agent):
+            roots.append(node)
+        else:
+            parent.children.append(node)
+    # Post-order without recursion: a tree of thousands of agents can be deep.
+    order: list[AgentNode] = []
+    stack = [(root, 0) for root in roots]
+    while stack:
+        node, depth = stack.pop()
+        node.depth = depth
+        order.append(node)
+        stack.extend((child, depth + 1) for child in node.children)
+    for node in reversed(order):
+        node.subtree = Totals()
+        node.subtree.add(node.own)
+        for child in node.children:
+            node.subtree.add(child.subtree)
+        node.children.sort(key=_sort_key)
+    roots.sort(key=_sort_key)
+    return roots
+
+
+def _sort_key(node: AgentNode) -> tuple[int, int, int, str]:
+    return (
+        0 if node.children else 1,
+        ROLE_ORDER.get(node.role or "", 5),
+        -node.subtree.commits,
+        node.agent,
+    )
+
+
+def _reaches(nodes: Mapping[str, AgentNode], start: str, target: str) -> bool:
+    """Whether following parent links from `start` arrives at `target` (a cycle)."""
+    seen = set()
+    current: str | None = start
+    while current is not None and current not in seen:
+        if current == target:
+            return True
+        seen.add(current)
+        node = nodes.get(current)
+        current = node.parent if node else None
+    return False
+
+
+def walk(roots: Iterable[AgentNode]) -> Iterable[AgentNode]:
+    """Every node, depth first, in display order."""
+    stack = list(reversed(list(roots)))
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def open_depth(roots: Iterable[AgentNode], max_rows: int) -> int:
+    """How many levels to show expanded: the most that keep the visible rows (every node
+    at depth <= the answer) within max_rows; at least 1, so the root always opens."""
+    per_depth: dict[int, int] = {}
+    for node in walk(roots):
+        per_depth[node.depth] = per_depth.get(node.depth, 0) + 1
+    visible, fits = 0, 0
+    for depth in sorted(per_depth):
+        visible += per_depth[depth]
+        if visible > max_rows:
+            break
+        fits = depth
+    return max(fits, 1)
