@@ -126,6 +126,14 @@ class SavingOut(Schema):
     saved_fraction: float | None
 
 
+class ReportedOut(Schema):
+    requests: int  # requests that carried provider-reported usage
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    share_of_tokens: float | None  # of all reported tokens in the range
+
+
 class TrafficLanguageOut(Schema):
     language: str
     requests: int
@@ -134,6 +142,7 @@ class TrafficLanguageOut(Schema):
     bytes: int
     encodings: dict[str, EncodingTrafficOut]
     saving: SavingOut
+    reported: ReportedOut
 
 
 class TrafficOut(Schema):

@@ -151,6 +151,8 @@ def traffic_report(
     """Traffic by language under every counted encoding, and the saving of moving from
     one encoding to another (default: the oldest configured to the newest)."""
     rows = queries.traffic_by_language(start, end)
+    reported = {r.language: r for r in queries.reported_by_language(start, end)}
+    reported_total = sum(r.prompt_tokens + r.completion_tokens for r in reported.values())
     counted = sorted({r.encoding for r in rows}, key=_encoding_order)
     configured = list(configured_encodings())
     source = check_encoding(from_encoding or configured[0])
@@ -196,6 +198,7 @@ def traffic_report(
                     "saved_tokens": before - after,
                     "saved_fraction": _ratio(before - after, before),
                 },
+                "reported": _reported(reported.get(language), reported_total),
             }
         )
     languages.sort(key=lambda r: (-r["requests"], r["language"]))
@@ -213,6 +216,26 @@ def traffic_report(
             "saved_tokens": before_total - after_total,
             "saved_fraction": _ratio(before_total - after_total, before_total),
         },
+    }
+
+
+def _reported(usage: queries.ReportedUsage | None, total: int) -> dict[str, Any]:
+    """Provider-reported (billed) tokens of a language and their share of all reported
+    tokens: what its requests cost, relative to the rest, at one price per token."""
+    if usage is None:
+        return {
+            "requests": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cached_tokens": 0,
+            "share_of_tokens": None,
+        }
+    return {
+        "requests": usage.requests_with_usage,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "share_of_tokens": _ratio(usage.prompt_tokens + usage.completion_tokens, total),
     }
 
 

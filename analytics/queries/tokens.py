@@ -42,6 +42,21 @@ GROUP BY ALL
 ORDER BY language, k.encoding
 """
 
+# What providers reported (and billed) per language, where records carry usage.
+REPORTED_BY_LANGUAGE_SQL = """
+SELECT coalesce(language, 'und') AS language,
+       count(*) FILTER (WHERE usage_prompt_tokens IS NOT NULL
+                        OR usage_completion_tokens IS NOT NULL) AS requests_with_usage,
+       coalesce(sum(usage_prompt_tokens), 0) AS prompt_tokens,
+       coalesce(sum(usage_completion_tokens), 0) AS completion_tokens,
+       coalesce(sum(usage_cached_tokens), 0) AS cached_tokens
+FROM requests
+WHERE (CAST(? AS TIMESTAMPTZ) IS NULL OR ts >= ?)
+  AND (CAST(? AS TIMESTAMPTZ) IS NULL OR ts < ?)
+GROUP BY ALL
+ORDER BY language
+"""
+
 MISMATCHES_SQL = """
 SELECT r.request_id, r.ts, r.model, r.reference_encoding,
        r.usage_prompt_tokens, k.prompt_tokens AS counted_prompt_tokens,
@@ -111,6 +126,31 @@ def traffic_by_language(start: datetime | None, end: datetime | None) -> list[Tr
             completion_tokens=int(row["completion_tokens"]),
             chars=int(row["chars"]),
             bytes=int(row["bytes"]),
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True)
+class ReportedUsage:
+    """Provider-reported usage of one language's requests."""
+
+    language: str
+    requests_with_usage: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+
+
+def reported_by_language(start: datetime | None, end: datetime | None) -> list[ReportedUsage]:
+    rows = warehouse.fetch_all(REPORTED_BY_LANGUAGE_SQL, [start, start, end, end])
+    return [
+        ReportedUsage(
+            language=row["language"],
+            requests_with_usage=int(row["requests_with_usage"]),
+            prompt_tokens=int(row["prompt_tokens"]),
+            completion_tokens=int(row["completion_tokens"]),
+            cached_tokens=int(row["cached_tokens"]),
         )
         for row in rows
     ]

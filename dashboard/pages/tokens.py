@@ -90,6 +90,9 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
             "name": language_name(row["language"]),
             "request_pct": _percent(row["share_of_requests"]),
             "saved_pct": _percent(row["saving"]["saved_fraction"]),
+            "reported_tokens": row["reported"]["prompt_tokens"]
+            + row["reported"]["completion_tokens"],
+            "reported_pct": _percent(row["reported"]["share_of_tokens"]),
             "cells": [
                 {**cell, "share_pct": _percent(cell["share_of_tokens"])}
                 if (cell := row["encodings"].get(name))

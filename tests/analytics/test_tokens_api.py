@@ -213,6 +213,13 @@ def test_traffic_shows_tokens_per_language_and_what_a_new_encoding_saves(
         "saved_tokens": tokens["ta", "gpt2"] - tokens["ta", "o200k_base"],
         "saved_fraction": pytest.approx(1 - tokens["ta", "o200k_base"] / tokens["ta", "gpt2"]),
     }
+    assert tamil["reported"] == {
+        "requests": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cached_tokens": 0,
+        "share_of_tokens": None,
+    }
     before = tokens["ta", "gpt2"] + tokens["en", "gpt2"]
     after = tokens["ta", "o200k_base"] + tokens["en", "o200k_base"]
     assert answer["saving"]["saved_tokens"] == before - after
@@ -337,3 +344,50 @@ def test_traffic_can_be_limited_to_a_time_range(
     assert answer["languages"][0]["encodings"]["o200k_base"]["tokens"] == _n(
         "Where is the nearest pharmacy?", "o200k_base"
     )
+
+
+def test_traffic_keeps_what_providers_reported_beside_our_counts(
+    lake: Path, client: Client, auth_headers: dict[str, str]
+) -> None:
+    from ingest.pipelines.requests import ingest_body
+
+    body = orjson.dumps(
+        [
+            {
+                "ts": 1772359200,
+                "request_id": "a",
+                "language": "de",
+                "prompt": "Guten Tag",
+                "usage": {"prompt_tokens": 30, "completion_tokens": 10, "cached_tokens": 20},
+            },
+            {
+                "ts": 1772359200,
+                "request_id": "b",
+                "language": "en",
+                "prompt": "Good day",
+                "usage": {"prompt_tokens": 50, "completion_tokens": 10},
+            },
+            {"ts": 1772359200, "request_id": "c", "language": "en", "prompt": "Hi"},
+        ]
+    )
+    ingest_body(body, "api:test")
+
+    answer = client.get("/api/tokens/traffic", headers=auth_headers).json()
+
+    reported = {row["language"]: row["reported"] for row in answer["languages"]}
+    assert reported == {
+        "de": {
+            "requests": 1,
+            "prompt_tokens": 30,
+            "completion_tokens": 10,
+            "cached_tokens": 20,
+            "share_of_tokens": pytest.approx(40 / 100),
+        },
+        "en": {
+            "requests": 1,
+            "prompt_tokens": 50,
+            "completion_tokens": 10,
+            "cached_tokens": 0,
+            "share_of_tokens": pytest.approx(60 / 100),
+        },
+    }

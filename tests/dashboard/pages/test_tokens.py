@@ -95,7 +95,10 @@ def test_traffic_and_mismatches_appear_with_user_text_escaped(
 
     response = client.get("/tokens/")
 
-    assert [row["language"] for row in response.context["traffic_rows"]] == ["en"]
+    rows = response.context["traffic_rows"]
+    assert [(r["language"], r["reported_tokens"], r["reported_pct"]) for r in rows] == [
+        ("en", 500, 100.0)
+    ]
     assert response.context["mismatched"] == 1
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in response.content
     assert b"<script>alert(1)" not in response.content
