@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
+
+import orjson
+
+T = TypeVar("T")
 
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
 # Unix seconds outside 2000-01-01 .. 2100-01-01 are almost surely milliseconds or junk.
@@ -44,6 +49,28 @@ class Rejected:
 def reject(line: RawLine, reason: str) -> Rejected:
     raw = line.data[:RAW_TEXT_LIMIT].decode("utf-8", "replace")
     return Rejected(line.line_no, line.byte_offset, reason, raw)
+
+
+def parse_json_lines(
+    lines: Iterable[RawLine], parse: Callable[[Any, int], T]
+) -> tuple[list[T], list[Rejected]]:
+    """Each non-blank line's JSON through `parse(obj, line_no)`: a row, or a rejection with
+    its reason (not JSON, or the InvalidRecord `parse` raised). Blank lines are skipped."""
+    rows: list[T] = []
+    rejected: list[Rejected] = []
+    for line in lines:
+        if not line.data.strip():
+            continue
+        try:
+            obj = orjson.loads(line.data)
+        except orjson.JSONDecodeError as exc:
+            rejected.append(reject(line, f"not JSON: {exc}"))
+            continue
+        try:
+            rows.append(parse(obj, line.line_no))
+        except InvalidRecord as exc:
+            rejected.append(reject(line, str(exc)))
+    return rows, rejected
 
 
 def json_type(value: Any) -> str:

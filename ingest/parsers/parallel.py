@@ -10,16 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ingest.parsers.json_lines import (
     InvalidRecord,
     RawLine,
     Rejected,
     json_type,
+    parse_json_lines,
     read_language,
     read_request_id,
-    reject,
 )
 
 SOURCE_KIND = "parallel"
@@ -40,17 +38,7 @@ class ParsedTexts:
 
 
 def parse_lines(lines: Iterable[RawLine]) -> ParsedTexts:
-    parsed = ParsedTexts([], [])
-    for line in lines:
-        if not line.data.strip():
-            continue
-        try:
-            parsed.texts.append(parse_object(orjson.loads(line.data), line.line_no))
-        except orjson.JSONDecodeError as exc:
-            parsed.rejected.append(reject(line, f"not JSON: {exc}"))
-        except InvalidRecord as exc:
-            parsed.rejected.append(reject(line, str(exc)))
-    return parsed
+    return ParsedTexts(*parse_json_lines(lines, parse_object))
 
 
 def parse_object(obj: Any, line_no: int) -> ParallelText:

@@ -23,6 +23,7 @@ from ingest.parsers.json_lines import (
     RawLine,
     Rejected,
     json_type,
+    parse_json_lines,
     read_count,
     read_duration,
     read_language,
@@ -30,7 +31,6 @@ from ingest.parsers.json_lines import (
     read_request_id,
     read_string,
     read_timestamp,
-    reject,
 )
 
 SOURCE_KIND = "requests"
@@ -91,20 +91,8 @@ _NATIVE_FIELDS = {
 
 def parse_lines(lines: Iterable[RawLine]) -> ParsedLines:
     """Every non-blank line becomes a record or a rejection; blank lines are skipped."""
-    parsed = ParsedLines([], [])
-    for line in lines:
-        if not line.data.strip():
-            continue
-        try:
-            obj = orjson.loads(line.data)
-        except orjson.JSONDecodeError as exc:
-            parsed.rejected.append(reject(line, f"not JSON: {exc}"))
-            continue
-        try:
-            parsed.records.append(parse_object(obj, line_no=line.line_no))
-        except InvalidRecord as exc:
-            parsed.rejected.append(reject(line, str(exc)))
-    return parsed
+    records, rejected = parse_json_lines(lines, lambda obj, n: parse_object(obj, line_no=n))
+    return ParsedLines(records, rejected)
 
 
 def parse_array(items: list[Any]) -> ParsedLines:
