@@ -54,7 +54,7 @@ def _tax_order(tables: dict[str, list[dict[str, Any]]], selected: str) -> list[s
 
 
 @login_required
-@ensure_csrf_cookie  # the paste box POSTs to the API with the CSRF cookie's token
+@ensure_csrf_cookie  # the paste box POSTs to the API: CSRF checks the cookie and the token
 def tokens_page(request: HttpRequest) -> HttpResponse:
     try:
         selected, corpus, tables = _tax_tables(request)
