@@ -1,9 +1,8 @@
-"""Event rows built by the log adapters (Claude Code, Codex, git) and their load into
-`events`, keeping each event once.
+"""Loading the log adapters' event batches (Claude Code, Codex, git) into `events`, each
+event once, and the per-file parser state a transcript needs to resume mid-file.
 
-Owns the batch layout (every `events` column an adapter can fill, timestamps as RFC 3339
-text that DuckDB parses on insert) and the SQL that skips events already stored. Must
-not parse any log format: the parsers fill EventRows, the pipelines call insert_new().
+Owns the SQL that skips events already stored, looks stored events up by id and keeps
+source states; must not parse any log format (the parsers fill EventRows).
 """
 
 from __future__ import annotations
@@ -13,53 +12,11 @@ from enum import StrEnum
 from typing import Any
 
 import duckdb
+import orjson
 import pyarrow as pa
 
-from ingest.parsers.agent_events import EVENT_COLUMNS
+from ingest.parsers.event_rows import COLUMNS
 from ingest.pipelines.loading import now_utc
-
-# Columns added for the adapters (analytics/schema/adapters.py), after the contract's.
-ADAPTER_COLUMNS: tuple[str, ...] = (
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "reasoning_output_tokens",
-    "author_ts",
-    "commit_author",
-    "commit_claim",
-)
-COLUMNS: tuple[str, ...] = (*EVENT_COLUMNS, *ADAPTER_COLUMNS, "source_line")
-
-_INTEGER = {
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "commit_files",
-    "commit_insertions",
-    "commit_deletions",
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "reasoning_output_tokens",
-    "source_line",
-}
-_FLOAT = {"cost_usd", "duration_ms"}
-_BOOLEAN = {"ok", "push_conflict", "commit_claim"}
-# ts and author_ts travel as text and are cast on insert.
-SCHEMA = pa.schema(
-    [
-        pa.field(
-            name,
-            pa.int64()
-            if name in _INTEGER
-            else pa.float64()
-            if name in _FLOAT
-            else pa.bool_()
-            if name in _BOOLEAN
-            else pa.string(),
-        )
-        for name in COLUMNS
-    ]
-)
 
 
 class Dedup(StrEnum):
@@ -70,50 +27,21 @@ class Dedup(StrEnum):
     # a resumed or forked session copies its parent's lines into a new file)
 
 
-class EventRows:
-    """Column lists for one batch; `add()` one event at a time, `table()` at the end."""
-
-    def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def add(self, **values: Any) -> int:
-        """Append one event; columns not named are NULL. Returns its row index."""
-        unknown = values.keys() - self.columns.keys()
-        if unknown:
-            raise KeyError(f"not an event column: {sorted(unknown)}")
-        for name, column in self.columns.items():
-            column.append(values.get(name))
-        self._size += 1
-        return self._size - 1
-
-    def set(self, row: int, **values: Any) -> None:
-        for name, value in values.items():
-            self.columns[name][row] = value
-
-    def get(self, row: int, name: str) -> Any:
-        return self.columns[name][row]
-
-    def table(self) -> pa.Table:
-        return pa.table(self.columns, schema=SCHEMA)
-
-
 def _select_list() -> str:
     parts = []
     for name in COLUMNS:
         if name in ("ts", "author_ts"):
             parts.append(f"CAST(b.{name} AS TIMESTAMPTZ) AS {name}")
+        elif name == "source":
+            parts.append("coalesce(b.source, $source) AS source")
         else:
             parts.append(f"b.{name}")
     return ", ".join(parts)
 
 
 _INSERT_HEAD = f"""
-INSERT INTO events ({", ".join(COLUMNS)}, source_kind, source, ingested_at)
-SELECT {_select_list()}, $source_kind, $source, $now
+INSERT INTO events ({", ".join(COLUMNS)}, source_kind, ingested_at)
+SELECT {_select_list()}, $source_kind, $now
 FROM (
     SELECT *, row_number() OVER (PARTITION BY {{partition}} ORDER BY source_line) AS nth
     FROM adapter_batch
@@ -150,7 +78,7 @@ def insert_new(
 
 
 STORED_SQL = """
-SELECT id, run, agent, CAST(ts AS VARCHAR) AS ts, event, tool, output_tokens, attrs
+SELECT id, run, agent, epoch_ms(ts) AS ts_ms, event, tool, output_tokens, attrs
 FROM events
 WHERE source_kind = ? AND id IN (SELECT id FROM wanted_ids)
 """
@@ -174,3 +102,97 @@ def stored_events(
         return found
     finally:
         cur.unregister("wanted_ids")
+
+
+# `tool_outcomes(id, ok, duration_ms)`: results that arrived after their call was stored.
+UPDATE_TOOL_CALLS_SQL = """
+UPDATE events SET ok = o.ok, duration_ms = o.duration_ms
+FROM tool_outcomes AS o
+WHERE events.source_kind = ? AND events.event = 'tool_call' AND events.id = o.id
+"""
+
+# `llm_outputs(id, output_tokens)`: a later line of a stored call reported more output
+# (Claude Code repeats a response's usage on each content block as it streams).
+UPDATE_LLM_OUTPUTS_SQL = """
+UPDATE events SET output_tokens = o.output_tokens
+FROM llm_outputs AS o
+WHERE events.source_kind = ? AND events.event = 'llm_call' AND events.id = o.id
+  AND coalesce(events.output_tokens, -1) < o.output_tokens
+"""
+
+
+def update_tool_calls(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, outcomes: list[tuple[str, bool, float | None]]
+) -> None:
+    if not outcomes:
+        return
+    table = pa.table(
+        {
+            "id": pa.array([o[0] for o in outcomes], pa.string()),
+            "ok": pa.array([o[1] for o in outcomes], pa.bool_()),
+            "duration_ms": pa.array([o[2] for o in outcomes], pa.float64()),
+        }
+    )
+    cur.register("tool_outcomes", table)
+    try:
+        cur.execute(UPDATE_TOOL_CALLS_SQL, [source_kind])
+    finally:
+        cur.unregister("tool_outcomes")
+
+
+def update_llm_outputs(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, outputs: list[tuple[str, int]]
+) -> None:
+    if not outputs:
+        return
+    table = pa.table(
+        {
+            "id": pa.array([o[0] for o in outputs], pa.string()),
+            "output_tokens": pa.array([o[1] for o in outputs], pa.int64()),
+        }
+    )
+    cur.register("llm_outputs", table)
+    try:
+        cur.execute(UPDATE_LLM_OUTPUTS_SQL, [source_kind])
+    finally:
+        cur.unregister("llm_outputs")
+
+
+LATEST_STATE_SQL = """
+SELECT state FROM source_states
+WHERE source_kind = ? AND source = ? AND file_key = ? AND byte_offset = ?
+ORDER BY committed_at DESC
+LIMIT 1
+"""
+
+INSERT_STATE_SQL = """
+INSERT INTO source_states (source_kind, source, file_key, byte_offset, state, committed_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+
+def read_state(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, file_key: str, offset: int
+) -> dict[str, Any]:
+    """The parser state saved when this file was read up to `offset` ({} at its start or
+    when none was saved there)."""
+    if offset == 0:
+        return {}
+    row = cur.execute(LATEST_STATE_SQL, [source_kind, source, file_key, offset]).fetchone()
+    return dict(orjson.loads(row[0])) if row else {}
+
+
+def save_state(
+    cur: duckdb.DuckDBPyConnection,
+    source_kind: str,
+    source: str,
+    file_key: str,
+    offset: int,
+    state: dict[str, Any],
+) -> None:
+    """Save the parser state reached at `offset`, in the caller's transaction (the one
+    that moves the read position there)."""
+    cur.execute(
+        INSERT_STATE_SQL,
+        [source_kind, source, file_key, offset, orjson.dumps(state).decode(), now_utc()],
+    )

@@ -18,8 +18,9 @@ import orjson
 
 from analytics import warehouse
 from ingest.parsers import git_log
+from ingest.parsers.event_rows import EventRows
 from ingest.parsers.git_log import Commit
-from ingest.pipelines.event_rows import Dedup, EventRows, insert_new
+from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.loading import (
     IngestSummary,
     Position,

@@ -63,6 +63,16 @@ ORDER BY committed_at DESC
 LIMIT 1
 """
 
+# Every source's newest position of one kind, for pipelines that read many files.
+LATEST_POSITIONS_SQL = """
+SELECT source, arg_max(file_key, committed_at) AS file_key,
+       arg_max(byte_offset, committed_at) AS byte_offset,
+       arg_max(line_no, committed_at) AS line_no
+FROM read_positions
+WHERE source_kind = ?
+GROUP BY source
+"""
+
 INSERT_POSITION_SQL = """
 INSERT INTO read_positions (source_kind, source, file_key, byte_offset, line_no, committed_at)
 VALUES (?, ?, ?, ?, ?, ?)
@@ -81,6 +91,14 @@ def read_position(source_kind: str, source: str) -> Position | None:
     if row is None:
         return None
     return Position(row["file_key"], int(row["byte_offset"]), int(row["line_no"]))
+
+
+def read_positions(source_kind: str) -> dict[str, Position]:
+    """The current position of every source of this kind, in one query."""
+    return {
+        row["source"]: Position(row["file_key"], int(row["byte_offset"]), int(row["line_no"]))
+        for row in warehouse.fetch_all(LATEST_POSITIONS_SQL, [source_kind])
+    }
 
 
 def _position_in(cur: duckdb.DuckDBPyConnection, source_kind: str, source: str) -> Position | None:
@@ -104,6 +122,54 @@ def advance_position(
         INSERT_POSITION_SQL,
         [source_kind, source, new.file_key, new.byte_offset, new.line_no, now_utc()],
     )
+
+
+# `position_moves(source, file_key, byte_offset, line_no)` -> read_positions.
+INSERT_POSITIONS_SQL = """
+INSERT INTO read_positions (source_kind, source, file_key, byte_offset, line_no, committed_at)
+SELECT ?, source, file_key, byte_offset, line_no, ? FROM position_moves
+"""
+
+# The stored positions of the sources in `position_moves`.
+MOVED_POSITIONS_SQL = """
+SELECT source, arg_max(file_key, committed_at) AS file_key,
+       arg_max(byte_offset, committed_at) AS byte_offset,
+       arg_max(line_no, committed_at) AS line_no
+FROM read_positions
+WHERE source_kind = ? AND source IN (SELECT source FROM position_moves)
+GROUP BY source
+"""
+
+
+def advance_positions(
+    cur: duckdb.DuckDBPyConnection,
+    source_kind: str,
+    moves: list[tuple[str, Position | None, Position]],
+) -> None:
+    """advance_position for many sources at once (one check, one insert): each source's
+    stored position must still be its `expected` one, or PositionMoved is raised."""
+    if not moves:
+        return
+    table = pa.table(
+        {
+            "source": pa.array([m[0] for m in moves], pa.string()),
+            "file_key": pa.array([m[2].file_key for m in moves], pa.string()),
+            "byte_offset": pa.array([m[2].byte_offset for m in moves], pa.int64()),
+            "line_no": pa.array([m[2].line_no for m in moves], pa.int64()),
+        }
+    )
+    cur.register("position_moves", table)
+    try:
+        stored = {
+            row[0]: Position(row[1], int(row[2]), int(row[3]))
+            for row in cur.execute(MOVED_POSITIONS_SQL, [source_kind]).fetchall()
+        }
+        for source, expected, _ in moves:
+            if stored.get(source) != expected:
+                raise PositionMoved(source)
+        cur.execute(INSERT_POSITIONS_SQL, [source_kind, now_utc()])
+    finally:
+        cur.unregister("position_moves")
 
 
 def insert_quarantine(

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analytics.warehouse import WarehouseError
 from ingest.pipelines.agent_events import run_agent_events
+from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.git import run_git
 from ingest.pipelines.loading import IngestSummary
 from ingest.pipelines.parallel import run_parallel
@@ -34,6 +35,10 @@ def _requests(options: dict[str, Any]) -> IngestSummary:
 
 def _parallel(options: dict[str, Any]) -> IngestSummary:
     return run_parallel(options["paths"], progress=sys.stderr)
+
+
+def _claude_code(options: dict[str, Any]) -> IngestSummary:
+    return run_claude_code(options["paths"], progress=sys.stderr)
 
 
 def _git(options: dict[str, Any]) -> IngestSummary:
@@ -66,6 +71,10 @@ SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
     "agent-events": ("agent-event JSONL files or folders (*.jsonl, *.jsonl.gz)", _agent_events),
     "requests": ("per-request records: JSONL files or folders (*.jsonl, *.ndjson)", _requests),
     "parallel": ("parallel texts for the token tax: JSONL files or folders", _parallel),
+    "claude-code": (
+        "Claude Code transcripts: ~/.claude/projects, session folders or files",
+        _claude_code,
+    ),
     "git": ("a repository's commit history as commit events of --run NAME", _git),
 }
 

@@ -1,0 +1,520 @@
+"""Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl` and
+`<session>/subagents/agent-<id>.jsonl`) -> agent events.
+
+Pure: numbered lines in, event rows and the facts that need other lines out (results of
+tool calls, subagent links); no files, no warehouse. The mapping:
+
+- run: the line's `sessionId` (a subagent's lines carry their parent session's id);
+  agent: `main`, or `agent-<agentId>` for a sidechain (subagent) line.
+- `llm_call`: one per API response, keyed `<message.id>:<requestId>`. Claude Code writes
+  a response as one line per content block, each repeating `usage`; the line with the
+  largest `output_tokens` wins (the earlier ones were written mid-stream). Usage is read
+  only from top-level `assistant` lines, never from the copies of a subagent's messages
+  inside the parent's `progress` lines. Cache reads, 5-minute and 1-hour cache writes
+  stay apart; `input_tokens` excludes both, as the API reports it.
+- `tool_call`: one per `tool_use` block; its `tool_result` (in a later `user` line) sets
+  `ok` (`is_error: true` -> false) and the duration. A successful Bash `git commit` whose
+  result starts `[branch sha] subject` also makes a `commit` event.
+- `spawn`: a subagent, linked to the Task/Agent call that started it (by the parent's
+  `agent_progress` lines or the call's result), with the subagent type as its role.
+- `stop`: a subagent's end (the Task/Agent result), with the usage it reports for its
+  final response: Claude Code's own transcript of that response can under-report
+  output tokens, and the pipeline corrects it from here.
+- `summary`: a `compact_boundary` (the context was summarized); `error`: an API error
+  Claude Code reported in place of a response.
+
+Other line types (file-history snapshots, hook progress, queue operations, titles...)
+are skipped by rule and counted; a line that is not a JSON object, or a known type
+without its session id or a valid timestamp, goes to quarantine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ingest.parsers.event_rows import EventRows
+from ingest.parsers.tool_calls import (
+    GIT_COMMIT_COMMAND,
+    RESULT_TEXT_LIMIT,
+    ToolResult,
+    ToolUse,
+    read_commit_header,
+)
+
+SOURCE_KIND = "claude-code"
+MAIN_AGENT = "main"
+SUBAGENT_TOOLS = ("Task", "Agent")  # the tool that starts a subagent, renamed in 2.1
+SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's stand-in for a response it made up
+RAW_TEXT_LIMIT = 64 * 1024
+
+# A line's top-level "type" is read without parsing the line when no object opens before
+# it (Claude Code writes plain fields first): progress lines are half of a transcript's
+# bytes, and all but the first agent_progress line of each subagent are not needed. The
+# bytes `"type":"` cannot occur inside a JSON string (its quotes would be escaped), so
+# the first occurrence before any `{` is the top-level key.
+_TYPE_KEY = b'"type":"'
+_PARENT_TOOL_USE = re.compile(rb'"parentToolUseID":"([^"\\]+)"')
+_PARSED_TYPES = (b"assistant", b"user", b"system")
+
+
+def agent_name(agent_id: str) -> str:
+    return f"agent-{agent_id}"
+
+
+@dataclass(frozen=True)
+class SubagentLink:
+    """A subagent (`agent_id`) started by the tool call `tool_use_id` of `parent`."""
+
+    run: str
+    parent: str
+    tool_use_id: str
+    agent_id: str
+    ts: str
+    line_no: int
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class SubagentCall:
+    """The Task/Agent call that starts a subagent: its type and description."""
+
+    ts: str
+    subagent_type: str | None
+    description: str | None
+
+
+@dataclass
+class ParsedTranscript:
+    rows: EventRows = field(default_factory=EventRows)
+    uses: dict[str, ToolUse] = field(default_factory=dict)  # this chunk's tool calls
+    subagent_calls: dict[str, SubagentCall] = field(default_factory=dict)  # by tool use id
+    results: list[ToolResult] = field(default_factory=list)
+    links: list[SubagentLink] = field(default_factory=list)
+    linked: set[tuple[str, str]] = field(default_factory=set)  # (run, agent id)
+    linked_uses: set[str] = field(default_factory=set)  # Task/Agent calls already linked
+    final_usages: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    llm_rows: dict[str, int] = field(default_factory=dict)  # call id -> row
+    rejected: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+    lines: int = 0
+    source: str | None = None  # the file being parsed
+
+
+class _Reject(ValueError):
+    pass
+
+
+def _timestamp(doc: dict[str, Any]) -> tuple[str, float]:
+    value = doc.get("timestamp")
+    if not isinstance(value, str):
+        raise _Reject("timestamp missing or not a string")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise _Reject("timestamp is not an RFC 3339 time") from exc
+    if parsed.tzinfo is None:
+        raise _Reject("timestamp has no time zone")
+    return value, parsed.timestamp() * 1000.0
+
+
+def _session(doc: dict[str, Any]) -> str:
+    value = doc.get("sessionId")
+    if not isinstance(value, str) or not value:
+        raise _Reject("sessionId missing or not a string")
+    return value
+
+
+def _agent(doc: dict[str, Any]) -> str:
+    agent_id = doc.get("agentId")
+    if doc.get("isSidechain") is True:
+        return agent_name(agent_id) if isinstance(agent_id, str) and agent_id else "sidechain"
+    return MAIN_AGENT
+
+
+def _count(usage: dict[str, Any], key: str) -> int | None:
+    value = usage.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def parse_chunk(
+    data: bytes,
+    *,
+    source: str | None = None,
+    first_line_no: int = 1,
+    base_offset: int = 0,
+    into: ParsedTranscript | None = None,
+) -> ParsedTranscript:
+    """Parse whole lines of one file (`source`; `data` ends with a newline), adding to
+    `into` when given: a batch of several files is parsed into one ParsedTranscript, so
+    calls and results, parents and subagents meet in memory when read together."""
+    parsed = into if into is not None else ParsedTranscript()
+    parsed.source = source
+    first_row = len(parsed.rows)
+    pieces = data.split(b"\n")
+    if data.endswith(b"\n"):
+        pieces.pop()
+    offset = base_offset
+    for line_no, line in enumerate(pieces, start=first_line_no):
+        at, offset = offset, offset + len(line) + 1
+        parsed.lines += 1
+        if not line or line.isspace() or _skip_unparsed(parsed, line):
+            continue
+        try:
+            doc = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            _reject(parsed, line_no, at, line, "not valid JSON")
+            continue
+        if not isinstance(doc, dict):
+            _reject(parsed, line_no, at, line, "not a JSON object")
+            continue
+        kind = doc.get("type")
+        try:
+            if kind == "assistant":
+                _assistant(parsed, doc, line_no)
+            elif kind == "user":
+                _user(parsed, doc, line_no)
+            elif kind == "progress":
+                _progress(parsed, doc, line_no)
+            elif kind == "system" and doc.get("subtype") == "compact_boundary":
+                _compaction(parsed, doc, line_no)
+            else:
+                parsed.skipped[str(kind)] += 1
+        except _Reject as exc:
+            _reject(parsed, line_no, at, line, f"{kind} line: {exc}")
+    for row in parsed.rows.rows[first_row:]:
+        row["source"] = source
+    return parsed
+
+
+def _skip_unparsed(parsed: ParsedTranscript, data: bytes) -> bool:
+    """True for a line that can be skipped by its leading type alone."""
+    at = data.find(_TYPE_KEY)
+    if at < 0 or data.find(b"{", 1, at) >= 0:
+        return False  # parse it: the rules below decide
+    start = at + len(_TYPE_KEY)
+    kind = data[start : data.find(b'"', start)]
+    if kind in _PARSED_TYPES:
+        return False
+    if kind == b"progress":
+        if b'"agent_progress"' not in data:
+            parsed.skipped["progress (other)"] += 1
+            return True
+        use = _PARENT_TOOL_USE.search(data)
+        if use is None or use[1].decode() not in parsed.linked_uses:
+            return False
+        parsed.skipped["progress (agent_progress)"] += 1
+        return True
+    parsed.skipped[kind.decode()] += 1
+    return True
+
+
+def _reject(parsed: ParsedTranscript, line_no: int, offset: int, line: bytes, reason: str) -> None:
+    raw = line[:RAW_TEXT_LIMIT].decode("utf-8", errors="replace").rstrip("\r")
+    parsed.rejected.setdefault(parsed.source or "", []).append((line_no, offset, reason, raw))
+
+
+def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
+    message = doc.get("message")
+    if not isinstance(message, dict):
+        raise _Reject("message missing or not an object")
+    run = _session(doc)
+    ts, ts_ms = _timestamp(doc)
+    agent = _agent(doc)
+    parent = MAIN_AGENT if agent != MAIN_AGENT else None
+    role = "main" if agent == MAIN_AGENT else None
+    model = message.get("model") if isinstance(message.get("model"), str) else None
+    if doc.get("isApiErrorMessage") is True:
+        parsed.rows.add(
+            run=run,
+            agent=agent,
+            ts=ts,
+            event="error",
+            id=f"{doc.get('uuid') or line_no}:api-error",
+            parent=parent,
+            role=role,
+            error_kind="model",
+            error_message=_text_of(message.get("content"))[:1000],
+            source_line=line_no,
+        )
+        return
+    usage = message.get("usage")
+    message_id = message.get("id")
+    if isinstance(usage, dict) and isinstance(message_id, str) and model != SYNTHETIC_MODEL:
+        _llm_call(parsed, doc, line_no, run, agent, ts, model, message_id, usage)
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                _tool_use(parsed, block, line_no, run, agent, ts, ts_ms, model)
+
+
+def _llm_call(
+    parsed: ParsedTranscript,
+    doc: dict[str, Any],
+    line_no: int,
+    run: str,
+    agent: str,
+    ts: str,
+    model: str | None,
+    message_id: str,
+    usage: dict[str, Any],
+) -> None:
+    request_id = doc.get("requestId")
+    call_id = f"{message_id}:{request_id}" if isinstance(request_id, str) else message_id
+    output = _count(usage, "output_tokens")
+    known = parsed.llm_rows.get(call_id)
+    if known is not None:
+        if (output or 0) > (parsed.rows.get(known, "output_tokens") or 0):
+            parsed.rows.set(known, output_tokens=output)
+        return
+    split = usage.get("cache_creation")
+    split = split if isinstance(split, dict) else {}
+    parsed.llm_rows[call_id] = parsed.rows.add(
+        run=run,
+        agent=agent,
+        ts=ts,
+        event="llm_call",
+        id=call_id,
+        parent=MAIN_AGENT if agent != MAIN_AGENT else None,
+        role="main" if agent == MAIN_AGENT else None,
+        model=model,
+        input_tokens=_count(usage, "input_tokens"),
+        cached_input_tokens=_count(usage, "cache_read_input_tokens"),
+        cache_write_tokens=_count(usage, "cache_creation_input_tokens"),
+        cache_write_5m_tokens=_count(split, "ephemeral_5m_input_tokens"),
+        cache_write_1h_tokens=_count(split, "ephemeral_1h_input_tokens"),
+        output_tokens=output,
+        source_line=line_no,
+    )
+
+
+def _tool_use(
+    parsed: ParsedTranscript,
+    block: dict[str, Any],
+    line_no: int,
+    run: str,
+    agent: str,
+    ts: str,
+    ts_ms: float,
+    model: str | None,
+) -> None:
+    use_id = block.get("id")
+    name = block.get("name")
+    if not isinstance(use_id, str) or not isinstance(name, str) or use_id in parsed.uses:
+        return
+    tool_input = block.get("input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    attrs: dict[str, Any] = {}
+    git_commit = False
+    if name == "Bash":
+        command = tool_input.get("command")
+        git_commit = isinstance(command, str) and GIT_COMMIT_COMMAND.search(command) is not None
+        if git_commit:
+            attrs["git_commit"] = True
+    elif name in SUBAGENT_TOOLS:
+        kind = tool_input.get("subagent_type")
+        description = tool_input.get("description")
+        attrs["subagent_type"] = kind if isinstance(kind, str) else None
+        attrs["description"] = description[:200] if isinstance(description, str) else None
+        parsed.subagent_calls[use_id] = SubagentCall(
+            ts, attrs["subagent_type"], attrs["description"]
+        )
+    row = parsed.rows.add(
+        run=run,
+        agent=agent,
+        ts=ts,
+        event="tool_call",
+        id=use_id,
+        parent=MAIN_AGENT if agent != MAIN_AGENT else None,
+        role="main" if agent == MAIN_AGENT else None,
+        model=model,
+        tool=name,
+        attrs=orjson.dumps(attrs).decode() if attrs else None,
+        source_line=line_no,
+    )
+    parsed.uses[use_id] = ToolUse(use_id, run, agent, ts_ms, name, git_commit, row)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        size = 0
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+                size += len(block["text"])
+                if size >= RESULT_TEXT_LIMIT:
+                    break
+        return "\n".join(parts)
+    return ""
+
+
+def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
+    message = doc.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        parsed.skipped["user (prompt)"] += 1
+        return
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not blocks:
+        parsed.skipped["user (prompt)"] += 1
+        return
+    run = _session(doc)
+    ts, ts_ms = _timestamp(doc)
+    agent = _agent(doc)
+    for block in blocks:
+        use_id = block.get("tool_use_id")
+        if not isinstance(use_id, str):
+            continue
+        failed = block.get("is_error") is True
+        text = _text_of(block.get("content"))
+        commit = read_commit_header(text) if not failed and text.startswith("[") else None
+        parsed.results.append(
+            ToolResult(use_id, ts, ts_ms, not failed, line_no, commit, parsed.source)
+        )
+    outcome = doc.get("toolUseResult")
+    if isinstance(outcome, dict) and isinstance(outcome.get("agentId"), str) and len(blocks) == 1:
+        _subagent_end(parsed, doc, line_no, run, agent, ts, blocks[0], outcome)
+
+
+def _subagent_end(
+    parsed: ParsedTranscript,
+    doc: dict[str, Any],
+    line_no: int,
+    run: str,
+    parent: str,
+    ts: str,
+    block: dict[str, Any],
+    outcome: dict[str, Any],
+) -> None:
+    agent_id = outcome["agentId"]
+    use_id = block["tool_use_id"]
+    parsed.linked_uses.add(use_id)
+    if (run, agent_id) not in parsed.linked:
+        parsed.linked.add((run, agent_id))
+        parsed.links.append(SubagentLink(run, parent, use_id, agent_id, ts, line_no, parsed.source))
+    usage = outcome.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    final = {
+        "input_tokens": _count(usage, "input_tokens"),
+        "cached_input_tokens": _count(usage, "cache_read_input_tokens"),
+        "cache_write_tokens": _count(usage, "cache_creation_input_tokens"),
+        "output_tokens": _count(usage, "output_tokens"),
+    }
+    attrs = {
+        "status": outcome.get("status"),
+        "total_tokens": outcome.get("totalTokens"),
+        "tool_uses": outcome.get("totalToolUseCount"),
+        "final_usage": final if None not in final.values() else None,
+    }
+    if attrs["final_usage"] is not None:
+        parsed.final_usages[(run, agent_name(agent_id))] = {
+            key: value for key, value in final.items() if value is not None
+        }
+    duration = outcome.get("totalDurationMs")
+    parsed.rows.add(
+        run=run,
+        agent=agent_name(agent_id),
+        ts=ts,
+        event="stop",
+        id=f"stop:{use_id}",
+        parent=parent,
+        ok=block.get("is_error") is not True,
+        duration_ms=float(duration) if isinstance(duration, int | float) else None,
+        attrs=orjson.dumps(attrs).decode(),
+        source_line=line_no,
+    )
+
+
+def _progress(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        parsed.skipped[f"progress ({data.get('type') if isinstance(data, dict) else None})"] += 1
+        return
+    agent_id = data.get("agentId")
+    use_id = doc.get("parentToolUseID")
+    parsed.skipped["progress (agent_progress)"] += 1  # its copied usage is never read
+    if not isinstance(agent_id, str) or not isinstance(use_id, str):
+        return
+    run = _session(doc)
+    parsed.linked_uses.add(use_id)
+    if (run, agent_id) in parsed.linked:
+        return
+    ts, _ = _timestamp(doc)
+    parsed.linked.add((run, agent_id))
+    parsed.links.append(
+        SubagentLink(run, _agent(doc), use_id, agent_id, ts, line_no, parsed.source)
+    )
+
+
+def _compaction(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
+    ts, _ = _timestamp(doc)
+    metadata = doc.get("compactMetadata")
+    parsed.rows.add(
+        run=_session(doc),
+        agent=_agent(doc),
+        ts=ts,
+        event="summary",
+        id=f"compact:{doc.get('uuid') or line_no}",
+        attrs=orjson.dumps(metadata).decode() if isinstance(metadata, dict) else None,
+        source_line=line_no,
+    )
+
+
+def spawn_rows(links: list[SubagentLink], calls: dict[str, SubagentCall]) -> EventRows:
+    """One `spawn` per subagent, at its Task/Agent call with the subagent type as its role
+    (that call from this chunk or stored; when it was never read, at the first line that
+    named the subagent, with the role `subagent`)."""
+    rows = EventRows()
+    for link in links:
+        call = calls.get(link.tool_use_id)
+        description = call.description if call else None
+        rows.add(
+            run=link.run,
+            agent=agent_name(link.agent_id),
+            ts=call.ts if call else link.ts,
+            event="spawn",
+            id=f"spawn:{link.tool_use_id}",
+            parent=link.parent,
+            role=(call.subagent_type if call else None) or "subagent",
+            task=link.tool_use_id,
+            attrs=orjson.dumps({"description": description}).decode() if description else None,
+            source_line=link.line_no,
+            source=link.source,
+        )
+    return rows
+
+
+def correct_final_outputs(parsed: ParsedTranscript) -> set[str]:
+    """Raise a subagent's last response to the output its Task result reports, when both
+    are in this batch; returns the runs left to settle against stored events (a result
+    or a subagent response whose counterpart was not read with it)."""
+    responses: dict[tuple[str, str], list[int]] = {}
+    for row in parsed.llm_rows.values():
+        agent = parsed.rows.get(row, "agent")
+        if agent != MAIN_AGENT:
+            responses.setdefault((parsed.rows.get(row, "run"), agent), []).append(row)
+    unsettled = {run for run, agent in responses if (run, agent) not in parsed.final_usages}
+    for (run, agent), final in parsed.final_usages.items():
+        matched = False
+        for row in responses.get((run, agent), []):
+            values = parsed.rows.rows[row]
+            if (
+                values.get("input_tokens") == final["input_tokens"]
+                and values.get("cached_input_tokens") == final["cached_input_tokens"]
+                and values.get("cache_write_tokens") == final["cache_write_tokens"]
+            ):
+                matched = True
+                if (values.get("output_tokens") or 0) < final["output_tokens"]:
+                    values["output_tokens"] = final["output_tokens"]
+        if not matched:
+            unsettled.add(run)
+    return unsettled

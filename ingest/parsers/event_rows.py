@@ -1,0 +1,92 @@
+"""The rows the log adapters (Claude Code, Codex, git) build: every `events` column an
+adapter can fill, one batch at a time.
+
+Pure: no files, no warehouse. Timestamps travel as RFC 3339 text (validated by the
+parsers) and are cast by DuckDB on insert.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from ingest.parsers.agent_events import EVENT_COLUMNS
+
+# Columns added for the adapters (analytics/schema/adapters.py), after the contract's.
+ADAPTER_COLUMNS: tuple[str, ...] = (
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "reasoning_output_tokens",
+    "author_ts",
+    "commit_author",
+    "commit_claim",
+)
+# `source` (the file a row came from) may be left NULL when a batch has one source.
+COLUMNS: tuple[str, ...] = (*EVENT_COLUMNS, *ADAPTER_COLUMNS, "source_line", "source")
+
+_INTEGER = {
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "commit_files",
+    "commit_insertions",
+    "commit_deletions",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "reasoning_output_tokens",
+    "source_line",
+}
+_FLOAT = {"cost_usd", "duration_ms"}
+_BOOLEAN = {"ok", "push_conflict", "commit_claim"}
+# ts and author_ts travel as text and are cast on insert.
+SCHEMA = pa.schema(
+    [
+        pa.field(
+            name,
+            pa.int64()
+            if name in _INTEGER
+            else pa.float64()
+            if name in _FLOAT
+            else pa.bool_()
+            if name in _BOOLEAN
+            else pa.string(),
+        )
+        for name in COLUMNS
+    ]
+)
+
+
+class EventRows:
+    """One batch of events: `add()` one at a time (a dict each, columns not named are
+    NULL), `table()` at the end."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, **values: Any) -> int:
+        """Append one event; returns its row index."""
+        self.rows.append(values)
+        return len(self.rows) - 1
+
+    def set(self, row: int, **values: Any) -> None:
+        self.rows[row].update(values)
+
+    def get(self, row: int, name: str) -> Any:
+        return self.rows[row].get(name)
+
+    def column(self, name: str) -> list[Any]:
+        return [row.get(name) for row in self.rows]
+
+    def table(self) -> pa.Table:
+        unknown = {key for row in self.rows for key in row} - _NAMES
+        if unknown:
+            raise KeyError(f"not an event column: {sorted(unknown)}")
+        return pa.Table.from_pylist(self.rows, schema=SCHEMA)
+
+
+_NAMES = frozenset(COLUMNS)

@@ -1,0 +1,190 @@
+"""Claude Code transcripts -> events, exactly once, resumable, tail-able.
+
+Owns the read position of every transcript file (ingest/pipelines/line_files.py reads
+whole lines from it; each chunk is loaded in one transaction with the position after
+it). What crosses chunks is settled inside that transaction against stored events: a
+result whose call was loaded earlier updates that call, a response seen again with more
+output tokens raises the stored count, and a subagent's final usage (reported by its
+parent's Task result) corrects the subagent's own last response. Events are kept once
+by id across every Claude Code file, so a resumed session that copies its parent's
+lines adds nothing twice.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import IO
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from analytics import warehouse
+from ingest.parsers import claude_code as parser
+from ingest.parsers.tool_calls import ToolUse, resolve_results
+from ingest.pipelines import transcript_files
+from ingest.pipelines.adapter_loading import (
+    Dedup,
+    insert_new,
+    stored_events,
+    update_llm_outputs,
+    update_tool_calls,
+)
+from ingest.pipelines.loading import IngestSummary, advance_positions, insert_quarantine
+
+SOURCE_KIND = parser.SOURCE_KIND
+
+# A subagent's last response as its own transcript logged it can carry the mid-stream
+# output count; the Task result in the parent's file reports the final usage of that
+# same response (same input and cache figures). When both are in one batch the parser
+# settles it; otherwise (either file may be read first, or later) this runs for the runs
+# left unsettled.
+CORRECT_SUBAGENT_OUTPUTS_SQL = """
+UPDATE events SET output_tokens = f.output_tokens
+FROM (
+    SELECT run, agent,
+           CAST(json_extract_string(attrs, '$.final_usage.input_tokens') AS BIGINT)
+               AS input_tokens,
+           CAST(json_extract_string(attrs, '$.final_usage.cached_input_tokens') AS BIGINT)
+               AS cached_input_tokens,
+           CAST(json_extract_string(attrs, '$.final_usage.cache_write_tokens') AS BIGINT)
+               AS cache_write_tokens,
+           CAST(json_extract_string(attrs, '$.final_usage.output_tokens') AS BIGINT)
+               AS output_tokens
+    FROM events
+    WHERE source_kind = $source_kind AND event = 'stop'
+      AND run IN (SELECT run FROM touched_runs)
+) AS f
+WHERE events.source_kind = $source_kind AND events.event = 'llm_call'
+  AND events.run = f.run AND events.agent = f.agent
+  AND events.input_tokens = f.input_tokens
+  AND events.cached_input_tokens = f.cached_input_tokens
+  AND events.cache_write_tokens = f.cache_write_tokens
+  AND events.output_tokens < f.output_tokens
+"""
+
+
+def run_claude_code(
+    paths: list[str], *, progress: IO[str] | None = None, batch_bytes: int | None = None
+) -> IngestSummary:
+    """Ingest Claude Code transcripts: a projects folder, session folders or files."""
+    logs = transcript_files.find_logs(paths, "Claude Code")
+    return transcript_files.ingest_logs(
+        logs, SOURCE_KIND, load_batch, progress, batch_bytes or transcript_files.BATCH_BYTES
+    )
+
+
+def rejected_tables(rejected: dict[str, list[tuple[int, int, str, str]]]) -> dict[str, pa.Table]:
+    """Rejected lines per file, in the shape ingest/pipelines/loading.py quarantines."""
+    return {
+        source: pa.table(
+            {
+                "line_no": pa.array([r[0] for r in rows], pa.int64()),
+                "byte_offset": pa.array([r[1] for r in rows], pa.int64()),
+                "reason": pa.array([r[2] for r in rows], pa.string()),
+                "raw_text": pa.array([r[3] for r in rows], pa.string()),
+            }
+        )
+        for source, rows in rejected.items()
+    }
+
+
+def _iso(ts_ms: float) -> str:
+    return datetime.fromtimestamp(ts_ms / 1000.0, UTC).isoformat()
+
+
+def load_batch(batch: list[transcript_files.FileChunk]) -> transcript_files.Commit:
+    """Parse a batch of file chunks together; the step returned loads it with every
+    file's position in one transaction."""
+    parsed = parser.ParsedTranscript()
+    for chunk in batch:
+        parser.parse_chunk(
+            chunk.data,
+            source=chunk.source,
+            first_line_no=chunk.first_line_no,
+            base_offset=chunk.start_offset,
+            into=parsed,
+        )
+    rejected = rejected_tables(parsed.rejected)
+
+    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+        advance_positions(cur, SOURCE_KIND, transcript_files.moves(batch))
+        return load_parsed(cur, parsed, rejected)
+
+    def commit() -> IngestSummary:
+        summary = warehouse.write(load)
+        summary.bytes = sum(chunk.size for chunk in batch)
+        return summary
+
+    return commit
+
+
+def load_parsed(
+    cur: duckdb.DuckDBPyConnection,
+    parsed: parser.ParsedTranscript,
+    rejected: dict[str, pa.Table],
+) -> IngestSummary:
+    """Settle what crosses chunks against stored events, then insert; re-runnable."""
+    missing_uses = {r.tool_use_id for r in parsed.results} - parsed.uses.keys()
+    missing_calls = {link.tool_use_id for link in parsed.links} - parsed.subagent_calls.keys()
+    stored = stored_events(cur, SOURCE_KIND, [*missing_uses, *missing_calls, *parsed.llm_rows])
+
+    uses = dict(parsed.uses)
+    calls = dict(parsed.subagent_calls)
+    for use_id in missing_uses | missing_calls:
+        event = stored.get(use_id)
+        if event is None or event["event"] != "tool_call":
+            continue
+        attrs = orjson.loads(event["attrs"]) if event["attrs"] else {}
+        uses[use_id] = ToolUse(
+            use_id,
+            event["run"],
+            event["agent"],
+            float(event["ts_ms"]),
+            event["tool"],
+            git_commit=bool(attrs.get("git_commit")),
+        )
+        if event["tool"] in parser.SUBAGENT_TOOLS:
+            calls[use_id] = parser.SubagentCall(
+                _iso(float(event["ts_ms"])), attrs.get("subagent_type"), attrs.get("description")
+            )
+    resolution = resolve_results(parsed.rows, parsed.results, uses)
+    unsettled_runs = parser.correct_final_outputs(parsed)
+    outputs = []
+    for call_id, row in parsed.llm_rows.items():
+        known = stored.get(call_id)
+        output = parsed.rows.get(row, "output_tokens")
+        if known is not None and output is not None and output > (known["output_tokens"] or 0):
+            outputs.append((call_id, int(output)))
+
+    batch = pa.concat_tables(
+        [
+            parsed.rows.table(),
+            resolution.commits.table(),
+            parser.spawn_rows(parsed.links, calls).table(),
+        ]
+    )
+    accepted = insert_new(
+        cur, batch, source_kind=SOURCE_KIND, source=parsed.source or "", dedup=Dedup.SOURCE_KIND
+    )
+    update_tool_calls(cur, SOURCE_KIND, resolution.stored_outcomes)
+    update_llm_outputs(cur, SOURCE_KIND, outputs)
+    _correct_subagent_outputs(cur, unsettled_runs)
+    quarantined = sum(
+        insert_quarantine(cur, SOURCE_KIND, source, table) for source, table in rejected.items()
+    )
+    return IngestSummary(
+        accepted=accepted,
+        quarantined=quarantined,
+        duplicates=batch.num_rows - accepted,
+    )
+
+
+def _correct_subagent_outputs(cur: duckdb.DuckDBPyConnection, runs: set[str]) -> None:
+    if not runs:
+        return
+    cur.register("touched_runs", pa.table({"run": pa.array(sorted(runs), pa.string())}))
+    try:
+        cur.execute(CORRECT_SUBAGENT_OUTPUTS_SQL, {"source_kind": SOURCE_KIND})
+    finally:
+        cur.unregister("touched_runs")

@@ -1,0 +1,166 @@
+"""The read loop of the transcript adapters (Claude Code, Codex): many files, each resumed
+after its last committed position, gathered into batches of about `batch_bytes`.
+
+A projects folder holds thousands of small transcripts; one transaction per file would
+spend its time committing, so a batch carries the chunks of many files and the load
+commits them with every file's new position in one transaction. When another process
+moved one of those positions first, the load raises PositionMoved and the whole pass is
+read again from the stored positions (nothing of the failed batch was kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO
+
+from ingest.pipelines.line_files import resume_from
+from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, read_positions
+from ingest.sources import files
+
+PATTERNS = ("*.jsonl", "*.jsonl.gz")
+BATCH_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileChunk:
+    """Whole lines of one file, the position they start at and the one they reach."""
+
+    source: str
+    expected: Position | None  # the stored position the load must still find
+    reached: Position
+    data: bytes  # whole lines
+    first_line_no: int
+    start_offset: int
+
+    @property
+    def size(self) -> int:
+        return self.reached.byte_offset - (self.expected.byte_offset if self.expected else 0)
+
+
+def moves(batch: list[FileChunk]) -> list[tuple[str, Position | None, Position]]:
+    """(source, expected, reached) per file of the batch, for advance_positions(): a file
+    with several chunks in one batch moves once, from its first chunk's start to its
+    last chunk's end."""
+    first: dict[str, Position | None] = {}
+    last: dict[str, Position] = {}
+    for chunk in batch:
+        first.setdefault(chunk.source, chunk.expected)
+        last[chunk.source] = chunk.reached
+    return [(source, first[source], last[source]) for source in last]
+
+
+# A pipeline's load: parses a batch now and returns the step that commits it. Commits run
+# one at a time on a writer thread while the next batch is parsed (DuckDB releases the
+# GIL while it writes), in the order the batches were read.
+Commit = Callable[[], IngestSummary]
+LoadBatch = Callable[[list[FileChunk]], Commit]
+
+
+def find_logs(paths: list[str], what: str) -> list[files.LogFile]:
+    """The transcripts under `paths`; a path without any is a one-line SourceError."""
+    logs = files.find_files(paths, PATTERNS)
+    if not logs:
+        raise files.SourceError(f"not a {what} log folder (no *.jsonl files): {' '.join(paths)}")
+    return logs
+
+
+def read_batches(
+    logs: list[files.LogFile], source_kind: str, batch_bytes: int = BATCH_BYTES
+) -> Iterator[list[FileChunk]]:
+    stored = read_positions(source_kind)
+    pending: list[FileChunk] = []
+    size = 0
+    for log in logs:
+        source = str(log.path)
+        expected = stored.get(source)
+        position = resume_from(log, expected)
+        if position == expected and not log.compressed and position.byte_offset >= log.size:
+            continue  # nothing new since the last pass
+        for chunk in files.read_chunks(log, position.byte_offset, batch_bytes):
+            lines = chunk.data.count(b"\n")
+            reached = Position(log.file_key, chunk.end_offset, position.line_no + lines)
+            pending.append(
+                FileChunk(
+                    source, expected, reached, chunk.data, position.line_no + 1, chunk.start_offset
+                )
+            )
+            size += len(chunk.data)
+            expected = position = reached
+            if size >= batch_bytes:
+                yield pending
+                pending, size = [], 0
+    if pending:
+        yield pending
+
+
+def ingest_logs(
+    logs: list[files.LogFile],
+    source_kind: str,
+    load: LoadBatch,
+    progress: IO[str] | None = None,
+    batch_bytes: int = BATCH_BYTES,
+) -> IngestSummary:
+    """Read every file from its position and load the batches; retried as a whole pass
+    when another process loaded some of the same lines first."""
+    while True:
+        try:
+            return _ingest_pass(logs, source_kind, load, progress, batch_bytes)
+        except PositionMoved:
+            continue
+
+
+def _ingest_pass(
+    logs: list[files.LogFile],
+    source_kind: str,
+    load: LoadBatch,
+    progress: IO[str] | None,
+    batch_bytes: int,
+) -> IngestSummary:
+    summary = IngestSummary(files=len(logs))
+    reached: dict[str, Position] = {}
+
+    def committed(batch: list[FileChunk], result: IngestSummary) -> None:
+        summary.add(result)
+        for chunk in batch:
+            reached[chunk.source] = chunk.reached
+        if progress is not None:
+            progress.write(
+                f"{source_kind}: {summary.bytes:,} bytes read: {summary.accepted} accepted, "
+                f"{summary.quarantined} quarantined, {summary.duplicates} duplicates\n"
+            )
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="warehouse-writer") as writer:
+        in_flight: tuple[list[FileChunk], Future[IngestSummary]] | None = None
+        try:
+            for batch in read_batches(logs, source_kind, batch_bytes):
+                commit = load(batch)
+                if in_flight is not None:
+                    committed(in_flight[0], in_flight[1].result())
+                in_flight = (batch, writer.submit(commit))
+            if in_flight is not None:
+                committed(in_flight[0], in_flight[1].result())
+                in_flight = None
+        finally:
+            if in_flight is not None:
+                in_flight[1].cancel()
+    summary.pending_bytes = _pending(logs, reached, read_positions(source_kind))
+    return summary
+
+
+def _pending(
+    logs: list[files.LogFile], reached: dict[str, Position], stored: dict[str, Position]
+) -> int:
+    """Bytes after the last complete line of each file (a line still being written)."""
+    pending = 0
+    for log in logs:
+        if log.compressed:
+            continue
+        position = reached.get(str(log.path)) or stored.get(str(log.path))
+        current = files.describe(log.path)
+        if position is None or position.file_key != current.file_key:
+            pending += current.size
+        else:
+            pending += max(current.size - position.byte_offset, 0)
+    return pending

@@ -1,0 +1,167 @@
+"""Claude Code transcript lines -> events: one call per response, usage only from top-level
+assistant lines, tool calls and results, subagent links, skipped and rejected lines."""
+
+import orjson
+
+from ingest.parsers import claude_code as parser
+from tests.conftest import SHARED
+
+FIXTURES = SHARED / "fixtures" / "agent-logs"
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+
+def parse(*docs: object, raw: bytes = b"") -> parser.ParsedTranscript:
+    data = b"".join(orjson.dumps(d) + b"\n" for d in docs) + raw
+    return parser.parse_chunk(data, source="s.jsonl")
+
+
+def assistant(block: dict[str, object], output: int, **extra: object) -> dict[str, object]:
+    usage = {
+        "input_tokens": 3,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": 2000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 60, "ephemeral_1h_input_tokens": 40},
+        "output_tokens": output,
+    }
+    return {
+        "type": "assistant",
+        "sessionId": "s1",
+        "timestamp": "2026-02-12T14:12:01.177Z",
+        "requestId": "req_1",
+        "message": {"id": "msg_1", "model": "claude-opus-4-6", "content": [block], "usage": usage},
+        **extra,
+    }
+
+
+def test_a_response_split_into_blocks_is_one_call_with_its_largest_output() -> None:
+    parsed = parse(
+        assistant({"type": "thinking", "thinking": ""}, 9),
+        assistant({"type": "text", "text": "hi"}, 9),
+        assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}, 209),
+    )
+    calls = [r for r in parsed.rows.rows if r["event"] == "llm_call"]
+    assert calls == [
+        {
+            "run": "s1",
+            "agent": "main",
+            "ts": "2026-02-12T14:12:01.177Z",
+            "event": "llm_call",
+            "id": "msg_1:req_1",
+            "parent": None,
+            "role": "main",
+            "model": "claude-opus-4-6",
+            "input_tokens": 3,
+            "cached_input_tokens": 2000,
+            "cache_write_tokens": 100,
+            "cache_write_5m_tokens": 60,
+            "cache_write_1h_tokens": 40,
+            "output_tokens": 209,
+            "source_line": 1,
+            "source": "s.jsonl",
+        }
+    ]
+    assert [r["tool"] for r in parsed.rows.rows if r["event"] == "tool_call"] == ["Read"]
+
+
+def test_a_subagent_line_belongs_to_its_agent_under_main() -> None:
+    parsed = parse(assistant({"type": "text", "text": "x"}, 5, isSidechain=True, agentId="ab12"))
+    row = parsed.rows.rows[0]
+    assert (row["agent"], row["parent"], row["role"]) == ("agent-ab12", "main", None)
+
+
+def test_usage_is_never_read_from_progress_copies() -> None:
+    parsed = parser.parse_chunk(
+        (FIXTURES / "claude-code-session-start-and-subagent-call.jsonl").read_bytes()
+    )
+    models = {r["model"] for r in parsed.rows.rows if r["event"] == "llm_call"}
+    # The sonnet subagent's messages appear here only inside agent_progress lines.
+    assert models == {"claude-opus-4-6", "claude-haiku-4-5-20251001"}
+    assert [(link.agent_id, link.tool_use_id) for link in parsed.links] == [
+        ("aac57f5", "toolu_01Hf8v1Za7y4af8VUwSR4CXU")
+    ]
+    assert parsed.subagent_calls["toolu_01Hf8v1Za7y4af8VUwSR4CXU"] == parser.SubagentCall(
+        "2026-02-12T14:12:32.519Z", "general-purpose", "Check OTEL hex package versions"
+    )
+    assert parsed.final_usages == {
+        (SESSION, "agent-aac57f5"): {
+            "input_tokens": 79,
+            "cached_input_tokens": 15436,
+            "cache_write_tokens": 3378,
+            "output_tokens": 938,
+        }
+    }
+    assert parsed.skipped == {
+        "file-history-snapshot": 2,
+        "progress (other)": 48,
+        "progress (agent_progress)": 25,
+        "user (prompt)": 2,
+    }
+
+
+def test_tool_results_carry_errors_and_commit_headers() -> None:
+    data = (FIXTURES / "claude-code-commit-and-tool-error.jsonl").read_bytes()
+    parsed = parser.parse_chunk(data)
+    outcomes = [(r.tool_use_id, r.ok, r.commit.sha if r.commit else None) for r in parsed.results]
+    assert outcomes == [
+        ("toolu_01GfT3ebi9Y3xXRTxD3B8akb", True, None),
+        ("toolu_01LbtdVUWbsLDTFPcZ2ShTTy", False, None),  # the pre-commit hook failed
+        ("toolu_01NkwToLn1h4YRkGeyD7SeEE", True, None),
+        ("toolu_015VACgb3qeqk98siPDUXv3X", True, "12e2d10"),
+        ("toolu_01LZ6xfCWYPj1ybeh9u5PuFt", True, None),
+    ]
+    commits = {u.id for u in parsed.uses.values() if u.git_commit}
+    assert commits == {"toolu_01LbtdVUWbsLDTFPcZ2ShTTy", "toolu_015VACgb3qeqk98siPDUXv3X"}
+
+
+def test_unknown_types_are_skipped_and_bad_lines_rejected_with_a_reason() -> None:
+    parsed = parse(
+        {"type": "queue-operation", "operation": "enqueue"},
+        {"type": "custom-title", "title": "x"},
+        {"type": "assistant", "timestamp": "2026-02-12T14:12:01Z", "message": {"id": "m"}},
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "timestamp": "yesterday",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "t"}]},
+        },
+        [1, 2],
+        raw=b"{not json\n\n",
+    )
+    assert parsed.skipped == {"queue-operation": 1, "custom-title": 1}
+    assert [(line, reason) for line, _, reason, _ in parsed.rejected["s.jsonl"]] == [
+        (3, "assistant line: sessionId missing or not a string"),
+        (4, "user line: timestamp is not an RFC 3339 time"),
+        (5, "not a JSON object"),
+        (6, "not valid JSON"),
+    ]
+    assert parsed.lines == 7 and len(parsed.rows) == 0
+
+
+def test_a_compaction_is_a_summary_and_an_api_error_an_error() -> None:
+    parsed = parse(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "sessionId": "s1",
+            "timestamp": "2026-02-12T15:00:00Z",
+            "uuid": "u1",
+            "compactMetadata": {"trigger": "auto", "preTokens": 155000},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "s1",
+            "timestamp": "2026-02-12T15:01:00Z",
+            "uuid": "u2",
+            "isApiErrorMessage": True,
+            "message": {
+                "id": "x",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "API Error: 529 overloaded"}],
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            },
+        },
+    )
+    assert [(r["event"], r["id"], r.get("error_message")) for r in parsed.rows.rows] == [
+        ("summary", "compact:u1", None),
+        ("error", "u2:api-error", "API Error: 529 overloaded"),
+    ]

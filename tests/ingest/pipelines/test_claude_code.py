@@ -1,0 +1,174 @@
+"""Claude Code ingest end to end on the real fixture session: tokens per model after
+deduplication, tool calls and errors, the commit and the subagent tree, however the
+files are read (together, out of order, in pieces while being written, resumed copies).
+
+The expected figures were computed independently from the fixture files with the json
+module: one usage per (message.id, requestId) keeping the largest output_tokens, tool_use
+blocks counted by name, tool_result blocks with is_error true.
+"""
+
+import io
+import shutil
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from analytics import warehouse
+from analytics.queries import runs
+from ingest.pipelines.claude_code import run_claude_code
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.usefixtures("lake")
+
+FIXTURES = SHARED / "fixtures" / "agent-logs"
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+START = FIXTURES / "claude-code-session-start-and-subagent-call.jsonl"
+COMMIT = FIXTURES / "claude-code-commit-and-tool-error.jsonl"
+SUBAGENT = FIXTURES / "claude-code-subagent-agent-aac57f5.jsonl"
+
+# model: (calls, input, cache reads, cache writes, 5-minute writes, 1-hour writes, output)
+TOKENS_BY_MODEL = {
+    "claude-haiku-4-5-20251001": (7, 11, 384921, 41517, 41517, 0, 608),
+    "claude-opus-4-6": (5, 7, 128728, 14617, 14617, 0, 639),
+    # The subagent's transcript says 3 + 3 + 1 output tokens; its last response really
+    # had 938 (the Task result's usage for that same response), so 3 + 3 + 938.
+    "claude-sonnet-4-5-20250929": (3, 2408, 29274, 18814, 18814, 0, 944),
+}
+TOOLS = {"Bash": 11, "Read": 6, "WebFetch": 6, "WebSearch": 6, "Skill": 1, "Task": 1}
+
+
+def tokens_by_model() -> dict[str, tuple[int, ...]]:
+    rows = warehouse.fetch_all(
+        "SELECT model, count(*) AS calls, sum(input_tokens) AS i, sum(cached_input_tokens) AS c,"
+        " sum(cache_write_tokens) AS w, sum(cache_write_5m_tokens) AS w5,"
+        " sum(cache_write_1h_tokens) AS w1, sum(output_tokens) AS o"
+        " FROM events WHERE event = 'llm_call' GROUP BY model"
+    )
+    return {r.pop("model"): tuple(int(v) for v in r.values()) for r in rows}
+
+
+def tools() -> dict[str, int]:
+    rows = warehouse.fetch_all(
+        "SELECT tool, count(*) AS n FROM events WHERE event = 'tool_call' GROUP BY tool"
+    )
+    return {r["tool"]: int(r["n"]) for r in rows}
+
+
+def tool_outcomes() -> tuple[int, int]:
+    row = warehouse.fetch_one(
+        "SELECT count(*) FILTER (WHERE ok = false) AS failed, count(ok) AS answered"
+        " FROM events WHERE event = 'tool_call'"
+    )
+    assert row is not None
+    return int(row["failed"]), int(row["answered"])
+
+
+def assert_the_whole_session() -> None:
+    assert tokens_by_model() == TOKENS_BY_MODEL
+    assert tools() == TOOLS
+    # 31 calls, 29 answered in these excerpts, 1 failed (the pre-commit hook).
+    assert tool_outcomes() == (1, 29)
+    commits = warehouse.fetch_all(
+        "SELECT agent, commit_sha, commit_files, commit_insertions, commit_deletions,"
+        " commit_message FROM events WHERE event = 'commit'"
+    )
+    assert commits == [
+        {
+            "agent": "main",
+            "commit_sha": "12e2d10",
+            "commit_files": 8,
+            "commit_insertions": 118,
+            "commit_deletions": 1,
+            "commit_message": "feat: add OTEL dependencies, bootstrap, and safe runtime defaults",
+        }
+    ]
+    tree = {(a["agent"], a["parent"], a["role"]) for a in runs.agents(SESSION)}
+    assert tree == {("main", None, "main"), ("agent-aac57f5", "main", "general-purpose")}
+
+
+def test_the_fixture_session_matches_the_independent_figures() -> None:
+    summary = run_claude_code([str(START), str(COMMIT), str(SUBAGENT)])
+    assert (summary.accepted, summary.quarantined, summary.duplicates) == (49, 0, 0)
+    assert_the_whole_session()
+    assert [r["run"] for r in runs.list_runs()] == [SESSION]
+
+
+def test_reading_again_adds_nothing() -> None:
+    run_claude_code([str(START), str(COMMIT), str(SUBAGENT)])
+    again = run_claude_code([str(START), str(COMMIT), str(SUBAGENT)])
+    assert (again.accepted, again.bytes) == (0, 0)
+    assert_the_whole_session()
+
+
+def test_the_subagent_file_read_before_its_parent_gives_the_same_figures() -> None:
+    run_claude_code([str(SUBAGENT)])
+    run_claude_code([str(COMMIT)])
+    run_claude_code([str(START)])
+    assert_the_whole_session()
+
+
+def test_tiny_batches_settle_results_and_outputs_across_transactions() -> None:
+    run_claude_code([str(START), str(COMMIT), str(SUBAGENT)], batch_bytes=4096)
+    assert_the_whole_session()
+
+
+def test_a_live_session_is_picked_up_as_it_is_written(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-user-spotter"
+    (project / SESSION / "subagents").mkdir(parents=True)
+    main = project / f"{SESSION}.jsonl"
+    side = project / SESSION / "subagents" / "agent-aac57f5.jsonl"
+    whole_main = START.read_bytes() + COMMIT.read_bytes()
+    whole_side = SUBAGENT.read_bytes()
+    cuts = [0, 20_000, 61_111, 99_999, 150_000, len(whole_main)]
+    side_cuts = [0, 7_000, 20_001, 33_333, 40_000, len(whole_side)]
+    pending = []
+    pieces = zip(pairwise(cuts), pairwise(side_cuts), strict=True)
+    for (a, b), (c, d) in pieces:
+        with open(main, "ab") as handle:
+            handle.write(whole_main[a:b])
+        with open(side, "ab") as handle:
+            handle.write(whole_side[c:d])
+        pending.append(run_claude_code([str(tmp_path / "projects")]).pending_bytes)
+    assert pending[-1] == 0 and any(p > 0 for p in pending[:-1])
+    assert_the_whole_session()
+
+
+def test_a_resumed_session_copying_its_parent_adds_nothing_twice(tmp_path: Path) -> None:
+    run_claude_code([str(START), str(COMMIT), str(SUBAGENT)])
+    resumed = tmp_path / "resumed.jsonl"
+    resumed.write_bytes(
+        START.read_bytes().replace(SESSION.encode(), b"11111111-2222-3333-4444-555555555555")
+    )
+    summary = run_claude_code([str(resumed)])
+    assert summary.accepted == 0
+    assert tokens_by_model() == TOKENS_BY_MODEL
+
+
+def test_bad_and_unfinished_lines(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    lines = START.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:50]) + b"garbage\n" + lines[50][:300])
+    summary = run_claude_code([str(log)])
+    assert (summary.quarantined, summary.pending_bytes) == (1, 300)
+    row = warehouse.fetch_one("SELECT line_no, reason FROM quarantine")
+    assert row == {"line_no": 51, "reason": "not valid JSON"}
+
+
+def test_a_folder_without_transcripts_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(CommandError, match=r"^not a Claude Code log folder \(no \*\.jsonl files\)"):
+        call_command("ingest", "claude-code", str(tmp_path), stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no such file or folder"):
+        call_command("ingest", "claude-code", str(tmp_path / "nope"), stdout=io.StringIO())
+
+
+def test_the_command_prints_its_summary(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for path in (START, COMMIT, SUBAGENT):
+        shutil.copy(path, folder)
+    out = io.StringIO()
+    call_command("ingest", "claude-code", str(folder), stdout=out, stderr=io.StringIO())
+    assert out.getvalue().startswith('{"accepted":49,"quarantined":0,"duplicates":0,')
