@@ -15,6 +15,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from analytics import warehouse
 from ingest.parsers.event_rows import COLUMNS
 from ingest.pipelines.loading import now_utc
 
@@ -158,11 +159,13 @@ def update_llm_outputs(
         cur.unregister("llm_outputs")
 
 
-LATEST_STATE_SQL = """
-SELECT state FROM source_states
-WHERE source_kind = ? AND source = ? AND file_key = ? AND byte_offset = ?
-ORDER BY committed_at DESC
-LIMIT 1
+# `wanted_states(source, file_key, byte_offset)`: the newest state saved at each.
+STATES_SQL = """
+SELECT s.source, s.file_key, s.byte_offset, arg_max(s.state, s.committed_at) AS state
+FROM source_states AS s
+JOIN wanted_states AS w USING (source, file_key, byte_offset)
+WHERE s.source_kind = ?
+GROUP BY ALL
 """
 
 INSERT_STATE_SQL = """
@@ -171,15 +174,27 @@ VALUES (?, ?, ?, ?, ?, ?)
 """
 
 
-def read_state(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, file_key: str, offset: int
-) -> dict[str, Any]:
-    """The parser state saved when this file was read up to `offset` ({} at its start or
-    when none was saved there)."""
-    if offset == 0:
+def read_states(
+    source_kind: str, wanted: list[tuple[str, str, int]]
+) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """The parser states saved when these files were read up to these offsets, keyed by
+    (source, file_key, byte_offset); a file read from its start has none."""
+    if not wanted:
         return {}
-    row = cur.execute(LATEST_STATE_SQL, [source_kind, source, file_key, offset]).fetchone()
-    return dict(orjson.loads(row[0])) if row else {}
+    table = pa.table(
+        {
+            "source": pa.array([w[0] for w in wanted], pa.string()),
+            "file_key": pa.array([w[1] for w in wanted], pa.string()),
+            "byte_offset": pa.array([w[2] for w in wanted], pa.int64()),
+        }
+    )
+    cur = warehouse.cursor()
+    cur.register("wanted_states", table)
+    try:
+        rows = cur.execute(STATES_SQL, [source_kind]).fetchall()
+    finally:
+        cur.unregister("wanted_states")
+    return {(r[0], r[1], int(r[2])): dict(orjson.loads(r[3])) for r in rows}
 
 
 def save_state(

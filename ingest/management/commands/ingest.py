@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from analytics.warehouse import WarehouseError
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
+from ingest.pipelines.codex import run_codex
 from ingest.pipelines.git import run_git
 from ingest.pipelines.loading import IngestSummary
 from ingest.pipelines.parallel import run_parallel
@@ -39,6 +40,10 @@ def _parallel(options: dict[str, Any]) -> IngestSummary:
 
 def _claude_code(options: dict[str, Any]) -> IngestSummary:
     return run_claude_code(options["paths"], progress=sys.stderr)
+
+
+def _codex(options: dict[str, Any]) -> IngestSummary:
+    return run_codex(options["paths"], progress=sys.stderr)
 
 
 def _git(options: dict[str, Any]) -> IngestSummary:
@@ -75,6 +80,7 @@ SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
         "Claude Code transcripts: ~/.claude/projects, session folders or files",
         _claude_code,
     ),
+    "codex": ("Codex CLI rollouts: ~/.codex/sessions, day folders or files", _codex),
     "git": ("a repository's commit history as commit events of --run NAME", _git),
 }
 
