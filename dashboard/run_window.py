@@ -65,6 +65,18 @@ class RunWindow:
         return urlencode({**self.params(), **extra})
 
     @property
+    def description(self) -> str:
+        """The range in words, for the controls: `the whole run`, `the run's last 6h`,
+        `2026-01-14 11:00 to 2026-01-14 12:00`."""
+        if self.last == "all":
+            return "the whole run"
+        if self.last:
+            return f"the run's last {self.last}"
+        start = self.start_local.replace("T", " ") if self.start else "the start"
+        end = self.end_local.replace("T", " ") if self.end else "the end"
+        return f"{start} to {end}"
+
+    @property
     def start_local(self) -> str:
         return _local(self.start) if self.start else ""
 

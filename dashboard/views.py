@@ -123,8 +123,25 @@ def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, A
     }
 
 
+def _agent_rows(run: str, window: RunWindow) -> list[dict[str, Any]]:
+    """Every agent of the run, placed by the whole run's parent links and roles (a spawn
+    before the range still places its agent), with its figures inside the range."""
+    whole = queries.agents(run)
+    if window.start is None and window.end is None:
+        return whole
+    inside = {r["agent"]: r for r in queries.agents(run, window.time_range)}
+    figures = (
+        *("events", "commits", "errors", "attempts"),
+        *("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"),
+    )
+    return [
+        {**row, **{k: inside[row["agent"]][k] if row["agent"] in inside else 0 for k in figures}}
+        for row in whole
+    ]
+
+
 def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
-    rows = queries.agents(run, window.time_range)
+    rows = _agent_rows(run, window)
     tree = build_agent_tree(rows)
     active = [r for r in rows if r["events"]]
     return {

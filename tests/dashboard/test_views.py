@@ -172,6 +172,7 @@ def test_a_preset_counts_back_from_the_runs_last_event(signed_in: Client) -> Non
 def test_an_explicit_range_is_read_as_utc(signed_in: Client) -> None:
     c = signed_in.get("/runs/tiny/?from=2026-01-14T10:00&to=2026-01-14T10:30&bucket=5m").context
     assert (c["commits"], c["errors"], c["attempts"]) == (1, 2, 5)
+    assert c["window"].description == "2026-01-14 10:00 to 2026-01-14 10:30"
     assert c["window"].params() == {
         "bucket": "5m",
         "min_gap": "30m",
@@ -208,3 +209,21 @@ def test_fragments_are_the_parts_auto_refresh_reloads(signed_in: Client) -> None
     table = signed_in.get("/?fragment=table").content.decode()
     assert "<html" not in table
     assert len(re.findall(r'<tr>\s*<td class="run-name">', table)) == 2
+
+
+def test_a_range_after_the_spawns_keeps_the_tree_and_counts_only_inside_it(
+    signed_in: Client,
+) -> None:
+    c = signed_in.get("/runs/tiny/?from=2026-01-14T11:00").context
+    [root] = c["tree"]
+    [p1] = root.children
+    assert (root.agent, root.role, p1.role) == ("root", "root_planner", "planner")
+    assert [(n.agent, n.role, n.own.events, n.own.commits) for n in p1.children] == [
+        ("w1", "worker", 2, 1),
+        (XSS, "worker", 0, 0),
+        ("w2", "worker", 1, 0),
+    ]
+    assert (c["agents_active"], c["roles"]) == (2, [("worker", 2)])
+    html = signed_in.get("/runs/tiny/?from=2026-01-14T11:00&fragment=tree").content.decode()
+    assert '<li class=" quiet" data-node="root">' not in html
+    assert 'class="has-children open quiet" data-node="root"' in html

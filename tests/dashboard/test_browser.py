@@ -1,0 +1,154 @@
+"""The runs pages in a real browser: Debian's Chromium driven by Playwright against a live
+server with a generated harness run loaded. One browser for the module; screenshots go
+to the test's tmp dir (under /tmp), never into the repository."""
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from ingest.pipelines.agent_events import run_agent_events
+from ingest.synthetic import RunSpec, generate_run
+from tests.dashboard.runs_data import XSS, load_runs
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PASSWORD = "browser-test-password"
+FLEET = RunSpec(
+    run="fleet", seed=13, hours=6, workers=90, planners=4, peak_commits_per_hour=300,
+    stall_at=3.5, stall_hours=1.0,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert os.path.exists(CHROMIUM), "install Chromium: apt-get install chromium"
+    # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests
+    # make here are ordinary synchronous ones.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(20_000)
+    yield opened
+    context.close()
+
+
+@pytest.fixture
+def fleet(lake: Path, tmp_path: Path, transactional_db: None, django_user_model: Any) -> None:
+    generate_run(FLEET, tmp_path / "logs" / "fleet.jsonl", epoch_fraction=0.3)
+    run_agent_events([str(tmp_path / "logs")])
+    load_runs()
+    django_user_model.objects.create_user("carol", password=PASSWORD)
+
+
+def log_in(page: Page, base: str) -> None:
+    page.goto(f"{base}/")
+    expect(page).to_have_url(f"{base}/accounts/login/?next=/")
+    page.fill("#id_username", "carol")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    # fleetscope.js writes the auto-refresh choice into the URL.
+    expect(page).to_have_url(re.compile(re.escape(base) + r"/(\?refresh=0)?$"))
+
+
+def charts_drawn(page: Page) -> None:
+    for chart in page.locator(".chart[data-src]").all():
+        expect(chart.locator(".main-svg").first).to_be_attached()
+
+
+def test_a_user_logs_in_opens_a_run_reads_its_charts_and_tree_and_narrows_the_range(
+    fleet: None, live_server: Any, page: Page, tmp_path: Path
+) -> None:
+    base = live_server.url
+    log_in(page, base)
+    rows = page.locator("table.runs tbody tr")
+    expect(rows).to_have_count(3)
+    expect(page.locator("table.runs")).to_contain_text("fleet")
+    page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
+
+    page.get_by_role("link", name="fleet", exact=True).click()
+    expect(page).to_have_url(re.compile(re.escape(base) + r"/runs/fleet/(\?refresh=0)?$"))
+    expect(page.locator(".chart[data-src]")).to_have_count(2)
+    charts_drawn(page)
+    expect(page.locator(".chart .shapelayer path")).not_to_have_count(0)  # the stall, shaded
+    expect(page.locator("#stalls-table tbody tr")).to_have_count(1)
+    expect(page.locator("#drift-badge")).to_contain_text("flat")
+
+    # Collapsed below the first levels: the planners show, their workers do not.
+    planner = page.locator('.agent-tree li[data-node="p-css"]')
+    worker_rows = page.locator('.agent-tree li[data-node^="w-"] > .node')
+    expect(planner.locator("> .node")).to_be_visible()
+    assert worker_rows.first.is_hidden()
+    planner.locator("> .node button[data-toggle]").click()
+    expect(planner).to_have_class(re.compile(r"\bopen\b"))
+    expect(planner.locator("> ul > li").first).to_be_visible()
+    page.click("[data-expand-all=open]")
+    expect(worker_rows.first).to_be_visible()
+    visible_workers = page.locator('.agent-tree li[data-node^="w-"] > .node:visible')
+    expect(visible_workers).to_have_count(90)
+    page.click("[data-expand-all=close]")
+    expect(visible_workers).to_have_count(0)
+    page.fill("[data-tree-filter]", "w-0042")
+    expect(page.locator("[data-tree-filter-count]")).to_have_text("1 agent")
+    expect(visible_workers).to_have_count(1)
+    page.fill("[data-tree-filter]", "")
+    page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+
+    commits_all = page.locator("#stat-commits").inner_text()
+    page.click("#run-controls button[name=last][value='1h']")
+    expect(page).to_have_url(re.compile(r"last=1h"))
+    expect(page.locator("#run-controls button[value='1h']")).to_have_class(re.compile("active"))
+    charts_drawn(page)
+    assert page.locator("#stat-commits").inner_text() != commits_all
+    expect(page.locator("#run-controls .times")).to_have_text("the run's last 1h · UTC")
+
+    page.fill("#run-controls input[name=from]", "2026-01-14T11:00")
+    page.fill("#run-controls input[name=to]", "2026-01-14T12:00")
+    page.select_option("#run-controls select[name=bucket]", "5m")
+    page.click("#run-controls button.apply")
+    expect(page).to_have_url(
+        re.compile(r"from=2026-01-14T11%3A00.*bucket=5m|bucket=5m.*from=2026-01-14T11%3A00")
+    )
+    charts_drawn(page)
+    bars = page.locator(".chart").first.locator(".bars .point")
+    expect(bars).to_have_count(12)
+    # The tree keeps its shape when the range starts after the spawns.
+    root = page.locator('.agent-tree > li[data-node="root"]')
+    expect(root.locator("> .node .badge")).to_have_text("root_planner")
+    expect(page.locator(".agent-tree > li")).to_have_count(1)
+    page.screenshot(path=str(tmp_path / "run-range.png"), full_page=True)
+
+
+def test_an_agent_named_like_html_is_shown_as_text_and_unknown_runs_are_404(
+    fleet: None, live_server: Any, page: Page
+) -> None:
+    base = live_server.url
+    log_in(page, base)
+    page.goto(f"{base}/runs/tiny/")
+    expect(page.locator(f'.agent-tree li[data-node="{XSS}"] .name')).to_have_text(XSS)
+    assert page.evaluate("window.alerted === undefined")
+    response = page.goto(f"{base}/runs/no-such-run/")
+    assert response is not None and response.status == 404
+    expect(page.locator("h1")).to_have_text("Nothing here")
