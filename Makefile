@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export FLEETSCOPE_DATA_DIR ?= $(CURDIR)/var
 
-.PHONY: venv run test lint typecheck pytest bench demo clean
+.PHONY: venv run test services lint typecheck pytest bench demo clean
 
 # Reinstalls only when pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -34,7 +34,11 @@ typecheck: venv
 pytest: venv
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+# Programs the suite starts for itself (Chromium, PostgreSQL, Redis), installed if missing.
+services:
+	@bash scripts/ci-services.sh
+
+test: services lint typecheck pytest
 
 bench: venv
 	$(BIN)/python -m bench

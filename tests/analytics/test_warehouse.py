@@ -1,0 +1,92 @@
+"""The warehouse: embedded default, schema versions, maintenance, and the scale-out
+configuration (PostgreSQL catalog + S3 data path) on throwaway loopback servers."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from analytics import warehouse
+from analytics.queries import runs
+from ingest.pipelines.agent_events import ingest_body
+from tests import services
+
+EVENTS = b"".join(
+    orjson.dumps(
+        {
+            "ts": 1768384800 + i * 60,
+            "run": "scale",
+            "agent": f"w{i % 4}",
+            "event": "commit",
+            "commit": {"sha": f"s{i}"},
+        }
+    )
+    + b"\n"
+    for i in range(120)
+)
+
+
+def test_the_embedded_catalog_is_sqlite_in_wal_mode(lake: Path) -> None:
+    import sqlite3
+
+    mode = sqlite3.connect(lake / "catalog.sqlite").execute("PRAGMA journal_mode").fetchone()
+    assert mode == ("wal",)
+    assert warehouse.is_embedded()
+
+
+def test_migrations_are_applied_once(lake: Path) -> None:
+    assert warehouse.migrate() == []
+    versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")
+    assert [v["version"] for v in versions] == [m.version for m in warehouse.all_migrations()]
+
+
+def test_maintenance_keeps_every_row(lake: Path) -> None:
+    lines = EVENTS.splitlines(keepends=True)
+    for start in range(0, 120, 30):  # many small commits, then one big one: 124 rows
+        ingest_body(lines[start])
+    ingest_body(EVENTS)
+    before = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    result = warehouse.run_maintenance(keep_snapshots_days=0)
+    after = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    assert before == after == {"n": 124}
+    assert result["snapshots"] >= 1
+
+
+def test_a_bad_catalog_is_a_one_line_error(settings: object, tmp_path: Path) -> None:
+    warehouse.close()
+    settings.FLEETSCOPE_WAREHOUSE = "ducklake:postgres:dbname=nope host=127.0.0.1 port=1"  # type: ignore[attr-defined]
+    settings.FLEETSCOPE_WAREHOUSE_DATA = str(tmp_path) + "/"  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(warehouse.WarehouseError, match="cannot open the warehouse"):
+            warehouse.fetch_all("SELECT 1")
+    finally:
+        warehouse.close()
+
+
+@pytest.fixture
+def scale_out(tmp_path: Path, settings: object) -> Iterator[str]:
+    with services.postgres() as dsn, services.s3_emulator("fleetscope") as endpoint:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = "s3://fleetscope/lake/"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_ENDPOINT = endpoint  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_KEY_ID = "testing"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_SECRET = "testing"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_USE_SSL = False  # type: ignore[attr-defined]
+        try:
+            yield endpoint
+        finally:
+            warehouse.close()
+
+
+def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str) -> None:
+    assert not warehouse.is_embedded()
+    warehouse.migrate()
+    summary = ingest_body(EVENTS * 2)  # the second copy has the same shas
+    assert summary.accepted == 240
+    assert runs.commit_rate("scale", 3600)["total"] == 120
+    warehouse.run_maintenance(keep_snapshots_days=0)
+    assert runs.list_runs()[0]["commits"] == 120
+    keys = services.s3_keys(scale_out, "fleetscope")
+    assert any(key.startswith("lake/") and key.endswith(".parquet") for key in keys)
