@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from analytics.durations import format_time, parse_bucket_seconds, parse_duration, parse_time
+from analytics.queries import run_details
 from analytics.queries import runs as queries
 
 router = Router()
@@ -157,3 +158,89 @@ def error_rate(
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
 def agents(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
     return _times(queries.agents(run, _window(start, end)))
+
+
+# --- what the log adapters add: sources, tools, tokens by model, commits per agent --------
+
+
+class SourceOut(Schema):
+    source_kind: str
+    sources: int
+    events: int
+    first_ts: str
+    last_ts: str
+
+
+class ToolOut(Schema):
+    tool: str | None
+    calls: int
+    answered: int
+    errors: int
+    error_rate: float | None
+    mean_duration_ms: float | None
+    agents: int
+
+
+class ToolsOut(Schema):
+    run: str
+    calls: int
+    answered: int
+    errors: int
+    error_rate: float | None
+    tools: list[ToolOut]
+
+
+class ModelOut(Schema):
+    model: str
+    calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    cache_write_5m_tokens: int | None
+    cache_write_1h_tokens: int | None
+    output_tokens: int
+    reasoning_output_tokens: int | None
+    cost_usd: float | None
+    total_tokens: int
+
+
+class AgentCommitsOut(Schema):
+    agent: str
+    commits: int
+    claims: int
+    work: int
+    files: int
+    insertions: int
+    deletions: int
+    first_ts: str
+    last_ts: str
+
+
+@router.get(
+    "/{path:run}/sources", response=list[SourceOut], summary="Where the run's events came from"
+)
+def sources(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return _times(run_details.sources(run, _window(start, end)))
+
+
+@router.get("/{path:run}/tools", response=ToolsOut, summary="Tool calls and errors by tool")
+def tools(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return run_details.tools(run, _window(start, end))
+
+
+@router.get("/{path:run}/models", response=list[ModelOut], summary="Tokens by model")
+def models(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return run_details.models(run, _window(start, end))
+
+
+@router.get(
+    "/{path:run}/commits-by-agent",
+    response=list[AgentCommitsOut],
+    summary="Commits per agent, task claims apart from work",
+)
+def commits_by_agent(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return _times(run_details.commits_by_agent(run, _window(start, end)))
