@@ -31,13 +31,19 @@ login="$(tail -n 1 <<<"$demo")"
 names=()
 pids=()
 # start NAME COMMAND...: run a service in the background, its output in $LOGS/NAME.log;
-# it is stopped with the others.
+# it is stopped with the others. Each runs in its own process group (setsid), so
+# stopping it reaches its children too (gunicorn's workers, Celery's pool).
 start() {
   local name="$1"
   shift
-  "$@" >>"$LOGS/$name.log" 2>&1 &
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 &
   names+=("$name")
   pids+=("$!")
+}
+
+# signal SIG: send SIG to every service's process group.
+signal() {
+  for pid in "${pids[@]}"; do kill "-$1" -- "-$pid" 2>/dev/null || true; done
 }
 
 stopping=0
@@ -45,15 +51,16 @@ stop() {
   [ "$stopping" = 1 ] && return
   stopping=1
   say "Stopping ${names[*]}"
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  # Celery finishes its current task on TERM; give everyone 15 s, then insist.
-  for _ in $(seq 30); do
+  signal TERM
+  # Celery finishes its current task on TERM and gunicorn its requests (within its
+  # 10 s graceful timeout); give everyone 20 s, then insist.
+  for _ in $(seq 40); do
     alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    for pid in "${pids[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
     sleep 0.5
   done
-  kill -KILL "${pids[@]}" 2>/dev/null || true
+  signal KILL
   wait 2>/dev/null || true
   say "Stopped."
 }
@@ -61,7 +68,7 @@ trap stop EXIT
 trap 'exit 130' INT TERM
 
 start web "$BIN/gunicorn" dashboard.wsgi:application \
-  --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --timeout 120 \
+  --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --timeout 120 --graceful-timeout 10 \
   --access-logfile - --error-logfile - --log-level warning
 start worker "$BIN/celery" -A dashboard worker -Q celery,warehouse --concurrency 1 --loglevel INFO
 start beat "$BIN/celery" -A dashboard beat --loglevel INFO
