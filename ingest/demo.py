@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
+from ingest import demo_logs
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary
 from ingest.synthetic import ErrorTrend, RunSpec, generate_run
@@ -97,6 +98,18 @@ DEMO_STEPS: list[DemoStep] = [
         "4 h, 44 agents, nothing landed in its last 42 minutes, 5 malformed lines",
         write_synthetic(DOCS, malformed=5),
         load_agent_events,
+    ),
+    DemoStep(
+        "agent-logs-demo",
+        "real Claude Code (a session with a subagent and a commit) and Codex transcripts",
+        demo_logs.prepare_agent_logs,
+        demo_logs.load_agent_logs,
+    ),
+    DemoStep(
+        "aero-demo",
+        "Aero's real history as a git-sourced run: 31,667 commits, 1,388 in its busiest hour",
+        demo_logs.prepare_fleet_history,
+        demo_logs.load_fleet_history,
     ),
 ]
 

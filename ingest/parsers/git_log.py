@@ -41,6 +41,43 @@ class Commit:
         return f"{self.committer_name} <{self.committer_email}>"
 
 
+HISTORY_CSV_COLUMNS = ("committer_time", "author_time", "files", "insertions", "deletions")
+
+
+def parse_history_csv(text: str) -> list[Commit]:
+    """A derived history (ingest/demo_data/NOTICE.md): Unix times and numstat figures
+    only, one commit a row; the commits have no sha, name or subject."""
+    lines = text.splitlines()
+    if not lines or tuple(lines[0].split(",")) != HISTORY_CSV_COLUMNS:
+        raise GitLogError(
+            f"a derived history starts with the header {','.join(HISTORY_CSV_COLUMNS)}"
+        )
+    commits = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            committed, authored, files, insertions, deletions = (int(v) for v in line.split(","))
+        except ValueError as exc:
+            raise GitLogError(f"line {number} of the derived history: {line[:80]!r}") from exc
+        commits.append(
+            Commit(
+                sha="",
+                parents=1,
+                author_time=datetime.fromtimestamp(authored, UTC),
+                committer_time=datetime.fromtimestamp(committed, UTC),
+                author_name="",
+                author_email="",
+                committer_name="",
+                committer_email="",
+                subject="",
+                files=files,
+                insertions=insertions,
+                deletions=deletions,
+                claim=False,
+            )
+        )
+    return commits
+
+
 class GitLogError(ValueError):
     """Output that is not in the expected format (a git too old or too new)."""
 

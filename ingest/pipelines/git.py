@@ -9,6 +9,7 @@ agents rebase before pushing, so author time can be minutes earlier).
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -125,3 +126,33 @@ def _loader(
         return insert_new(cur, table, source_kind=SOURCE_KIND, source=source, dedup=Dedup.RUN)
 
     return load
+
+
+def run_history_csv(path: Path, run: str, *, agent: str = "fleet") -> IngestSummary:
+    """Load a derived history (times and numstat only, gzip CSV) as the commits of `run`,
+    each under `agent` (the identities were dropped); idempotent: row n is `<run>:n`."""
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        commits = git_log.parse_history_csv(handle.read())
+    rows = EventRows()
+    for number, commit in enumerate(commits, start=1):
+        rows.add(
+            run=run,
+            agent=agent,
+            ts=commit.committer_time.isoformat(),
+            event="commit",
+            id=f"{run}:{number}",
+            commit_files=commit.files,
+            commit_insertions=commit.insertions,
+            commit_deletions=commit.deletions,
+            author_ts=commit.author_time.isoformat(),
+            source_line=number + 1,
+        )
+    table = rows.table()
+
+    def load(cur: duckdb.DuckDBPyConnection) -> int:
+        return insert_new(cur, table, source_kind=SOURCE_KIND, source=str(path), dedup=Dedup.RUN)
+
+    accepted = warehouse.write(load)
+    return IngestSummary(
+        accepted=accepted, duplicates=len(commits) - accepted, files=1, bytes=path.stat().st_size
+    )

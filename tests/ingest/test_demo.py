@@ -100,5 +100,11 @@ def test_register_adds_a_step_or_replaces_one_of_the_same_name(
         "docs-demo", "replaced", demo.write_synthetic(TINY), demo.load_agent_events
     )
     demo.register(step)
-    assert [s.name for s in demo.DEMO_STEPS] == ["browser-demo", "compiler-demo", "docs-demo"]
+    assert [s.name for s in demo.DEMO_STEPS] == [
+        "browser-demo",
+        "compiler-demo",
+        "agent-logs-demo",
+        "aero-demo",
+        "docs-demo",
+    ]
     assert demo.DEMO_STEPS[-1].description == "replaced"
