@@ -1,13 +1,15 @@
-"""Per-minute rollups of the modelled serving metrics, and raw-sample retention.
+"""Per-minute and per-hour rollups of the modelled serving metrics, and raw retention.
 
-Owns serving_minutes and serving_rollup_marks. A rollup covers whole minutes before a
-watermark and is written in the same transaction as its mark, so a crash leaves either
-both or neither (no STARTED/DONE dance needed on a transactional store). Minutes at or
-after the watermark are answered from raw samples by analytics/queries/serving.py.
+Owns serving_minutes, serving_hours and serving_rollup_marks. A rollup covers whole
+minutes before a watermark (and whole hours before the watermark's hour) and is written
+in the same transaction as its mark, so a crash leaves either both or neither (no
+STARTED/DONE dance needed on a transactional store). Minutes at or after the watermark
+are answered from raw samples by analytics/queries/serving.py.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -20,28 +22,63 @@ FIRST_SAMPLE = "SELECT min(ts) FROM serving_samples WHERE metric IS NOT NULL"
 
 # Sums over labels other than engine and le (finished_reason, model_name); gauges keep
 # sum/count/max so means stay exact when minutes are merged into larger buckets.
-ROLLUP = """
+ROLLUP_MINUTES = """
     INSERT INTO serving_minutes
     SELECT instance, time_bucket(INTERVAL 1 MINUTE, ts) AS minute, metric, engine, le,
            count(*) AS samples, sum(value) AS value_sum, max(value) AS value_max,
            sum(delta) AS increase
     FROM serving_samples
     WHERE metric IS NOT NULL AND ts >= ? AND ts < ?
-      AND (CAST(? AS VARCHAR) IS NULL OR instance = CAST(? AS VARCHAR))
     GROUP BY ALL
 """
 
-DELETE_MINUTES = """
-    DELETE FROM serving_minutes WHERE instance = ? AND minute >= ? AND minute < ?
+ROLLUP_MINUTES_OF_INSTANCE = """
+    INSERT INTO serving_minutes
+    SELECT instance, time_bucket(INTERVAL 1 MINUTE, ts) AS minute, metric, engine, le,
+           count(*) AS samples, sum(value) AS value_sum, max(value) AS value_max,
+           sum(delta) AS increase
+    FROM serving_samples
+    WHERE metric IS NOT NULL AND ts >= ? AND ts < ? AND instance = ?
+    GROUP BY ALL
 """
+
+ROLLUP_HOURS = """
+    INSERT INTO serving_hours
+    SELECT instance, time_bucket(INTERVAL 1 HOUR, minute) AS hour, metric, engine, le,
+           sum(samples), sum(value_sum), max(value_max), sum(increase)
+    FROM serving_minutes
+    WHERE minute >= ? AND minute < ?
+    GROUP BY ALL
+"""
+
+ROLLUP_HOURS_OF_INSTANCE = """
+    INSERT INTO serving_hours
+    SELECT instance, time_bucket(INTERVAL 1 HOUR, minute) AS hour, metric, engine, le,
+           sum(samples), sum(value_sum), max(value_max), sum(increase)
+    FROM serving_minutes
+    WHERE minute >= ? AND minute < ? AND instance = ?
+    GROUP BY ALL
+"""
+
+DELETE_MINUTES = "DELETE FROM serving_minutes WHERE instance = ? AND minute >= ? AND minute < ?"
+DELETE_HOURS = "DELETE FROM serving_hours WHERE instance = ? AND hour >= ? AND hour < ?"
 
 INSERT_MARK = "INSERT INTO serving_rollup_marks VALUES (?, ?, now())"
 
 DELETE_RAW = "DELETE FROM serving_samples WHERE ts < ?"
 
+# Readers in other processes may use a watermark a few seconds old: still correct, since
+# raw samples are deleted only far behind it (retention), never just behind it.
+WATERMARK_TTL_S = 5.0
+_cached: tuple[str, float, datetime | None] | None = None
+
 
 def floor_minute(ts: datetime) -> datetime:
     return ts.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def floor_hour(ts: datetime) -> datetime:
+    return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
 def watermark(cur: duckdb.DuckDBPyConnection) -> datetime | None:
@@ -49,11 +86,33 @@ def watermark(cur: duckdb.DuckDBPyConnection) -> datetime | None:
     return row[0] if row else None
 
 
-def rollup_minutes(cur: duckdb.DuckDBPyConnection, until: datetime) -> int:
-    """Roll up every whole minute from the watermark to `until` (floored); returns the
-    number of minutes covered. Runs inside the caller's transaction."""
+def cached_watermark() -> datetime | None:
+    """The rollup watermark for readers, re-read at most every WATERMARK_TTL_S (and
+    whenever the process points at another warehouse)."""
+    global _cached
+    from django.conf import settings
+
+    lake = f"{settings.FLEETSCOPE_WAREHOUSE}|{settings.FLEETSCOPE_WAREHOUSE_DATA}"
+    now = time.monotonic()
+    if _cached is None or _cached[0] != lake or now - _cached[1] > WATERMARK_TTL_S:
+        row = warehouse.fetch_one("SELECT max(rolled_until) AS w FROM serving_rollup_marks")
+        _cached = (lake, now, row["w"] if row else None)
+    return _cached[2]
+
+
+def forget_watermark() -> None:
+    global _cached
+    _cached = None
+
+
+def rollup_minutes(
+    cur: duckdb.DuckDBPyConnection, until: datetime, *, known_mark: datetime | None = None
+) -> int:
+    """Roll up every whole minute from the watermark to `until` (floored), and every hour
+    that completes; returns the number of minutes covered. Runs inside the caller's
+    transaction; `known_mark` saves reading the watermark again."""
     end = floor_minute(until)
-    start = watermark(cur)
+    start = known_mark if known_mark is not None else watermark(cur)
     if start is None:
         row = cur.execute(FIRST_SAMPLE).fetchone()
         if row is None or row[0] is None:
@@ -61,26 +120,39 @@ def rollup_minutes(cur: duckdb.DuckDBPyConnection, until: datetime) -> int:
         start = floor_minute(row[0])
     if end <= start:
         return 0
-    cur.execute(ROLLUP, [start, end, None, None])
+    cur.execute(ROLLUP_MINUTES, [start, end])
+    if floor_hour(end) > floor_hour(start):
+        cur.execute(ROLLUP_HOURS, [floor_hour(start), floor_hour(end)])
     minutes = int((end - start).total_seconds() // 60)
     cur.execute(INSERT_MARK, [end, minutes])
+    forget_watermark()
     return minutes
 
 
 def rollup_range(
-    cur: duckdb.DuckDBPyConnection, instance: str, start: datetime, end: datetime
+    cur: duckdb.DuckDBPyConnection,
+    instance: str,
+    start: datetime,
+    end: datetime,
+    *,
+    known_mark: datetime | None = None,
 ) -> None:
-    """Redo one instance's minutes in [start, end) that lie before the watermark (history
-    loaded late, e.g. by import_prometheus); later minutes are the regular rollup's."""
-    mark = watermark(cur)
+    """Redo one instance's minutes (and hours) in [start, end] that lie before the
+    watermark (history loaded late, e.g. by import_prometheus); later minutes are the
+    regular rollup's."""
+    mark = known_mark if known_mark is not None else watermark(cur)
     if mark is None:
         return
     lo = floor_minute(start)
     hi = min(floor_minute(end) + timedelta(minutes=1), mark)
-    if hi <= lo:
-        return
-    cur.execute(DELETE_MINUTES, [instance, lo, hi])
-    cur.execute(ROLLUP, [lo, hi, instance, instance])
+    if hi > lo:
+        cur.execute(DELETE_MINUTES, [instance, lo, hi])
+        cur.execute(ROLLUP_MINUTES_OF_INSTANCE, [lo, hi, instance])
+    hours_lo = floor_hour(start)
+    hours_hi = min(floor_hour(end) + timedelta(hours=1), floor_hour(mark))
+    if hours_hi > hours_lo:
+        cur.execute(DELETE_HOURS, [instance, hours_lo, hours_hi])
+        cur.execute(ROLLUP_HOURS_OF_INSTANCE, [hours_lo, hours_hi, instance])
 
 
 def run_rollup(now: datetime | None = None, *, grace: timedelta = timedelta(minutes=1)) -> int:

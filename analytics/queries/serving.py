@@ -10,13 +10,14 @@ constants with bound parameters; views and API handlers never write SQL.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from analytics import warehouse
+from analytics import serving_rollups, warehouse
 from analytics.errors import NotFoundError, ParameterError
 from analytics.histograms import bucket_quantile
 
@@ -41,14 +42,37 @@ INSTANCES = """
            count(*) AS scrapes,
            count(*) FILTER (WHERE NOT up) AS failed_scrapes
     FROM serving_scrapes
-    WHERE CAST($instance AS VARCHAR) IS NULL OR instance = CAST($instance AS VARCHAR)
     GROUP BY instance
     ORDER BY instance
 """
 
-DATA_RANGE = """
-    SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes
-    WHERE CAST($instance AS VARCHAR) IS NULL OR instance = CAST($instance AS VARCHAR)
+INSTANCE = """
+    SELECT instance,
+           max(ts) AS last_scrape,
+           max(ts) FILTER (WHERE up) AS last_up,
+           arg_max(up, ts) AS up,
+           arg_max(error, ts) AS last_result_error,
+           max(ts) FILTER (WHERE NOT up) AS last_error_at,
+           arg_max(error, ts) FILTER (WHERE NOT up) AS last_error,
+           arg_max(model, ts) FILTER (WHERE up) AS model,
+           arg_max(engine_kind, ts) FILTER (WHERE up) AS engine,
+           arg_max(engines, ts) FILTER (WHERE up) AS engines,
+           arg_max(block_size, ts) FILTER (WHERE up) AS block_size,
+           arg_max(num_gpu_blocks, ts) FILTER (WHERE up) AS num_gpu_blocks,
+           arg_max(prefix_unit, ts) FILTER (WHERE up) AS prefix_unit,
+           min(ts) AS first_scrape,
+           count(*) AS scrapes,
+           count(*) FILTER (WHERE NOT up) AS failed_scrapes
+    FROM serving_scrapes
+    WHERE instance = $instance
+    GROUP BY instance
+    ORDER BY instance
+"""
+
+DATA_RANGE = "SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes"
+
+INSTANCE_DATA_RANGE = """
+    SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes WHERE instance = $instance
 """
 
 RECENT_SCRAPES = """
@@ -59,67 +83,72 @@ RECENT_SCRAPES = """
     LIMIT $limit
 """
 
-_FILTERS = """
-      AND (CAST($instance AS VARCHAR) IS NULL OR {t}.instance = CAST($instance AS VARCHAR))
-      AND (CAST($engine AS VARCHAR) IS NULL OR {t}.engine = CAST($engine AS VARCHAR))
-"""
+# A series is read from up to three tables, each only for the part of the window it owns:
+# per-hour rollups for hours before the watermark's hour, per-minute rollups from there to
+# the watermark, raw samples after it. Every bound is a bound parameter, never a join, so
+# DuckLake skips files outside it; instance and engine filters are plain equalities (never
+# `? IS NULL OR ...`, which stops filter pushdown).
+_PARTS = {
+    "hours": """
+        SELECT hour AS ts, engine, le, samples, value_sum, value_max, increase
+        FROM serving_hours
+        WHERE metric = $metric AND hour >= $hours_start AND hour < $hours_end{filters}""",
+    "minutes": """
+        SELECT minute AS ts, engine, le, samples, value_sum, value_max, increase
+        FROM serving_minutes
+        WHERE metric = $metric AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
+    "raw": """
+        SELECT ts, engine, le, 1 AS samples, value AS value_sum, value AS value_max,
+               delta AS increase
+        FROM serving_samples
+        WHERE metric = $metric AND ts >= $raw_start AND ts < $raw_end{filters}""",
+}
 
-# Whole-minute buckets: rollups before the watermark, raw samples from it on.
-SERIES_MINUTES = f"""
-    WITH mark AS (
-        SELECT coalesce(max(rolled_until), TIMESTAMPTZ '1970-01-01 00:00:00+00') AS w
-        FROM serving_rollup_marks
-    ),
-    rows AS (
-        SELECT m.minute AS ts, m.engine, m.le, m.samples, m.value_sum, m.value_max, m.increase
-        FROM serving_minutes m, mark
-        WHERE m.metric = $metric AND m.minute >= $start AND m.minute < $end
-          AND m.minute < mark.w {_FILTERS.format(t="m")}
-        UNION ALL
-        SELECT s.ts, s.engine, s.le, 1, s.value, s.value, s.delta
-        FROM serving_samples s, mark
-        WHERE s.metric = $metric AND s.ts >= greatest($start, mark.w) AND s.ts < $end
-          {_FILTERS.format(t="s")}
-    )
+_BUCKETED = """
     SELECT to_timestamp(floor(epoch(ts) / $bucket) * $bucket) AS t, engine, le,
            sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
            sum(increase) AS increase
-    FROM rows
+    FROM ({parts}) AS rows
     GROUP BY ALL
     ORDER BY t
 """
 
-# Buckets that are not whole minutes: raw samples only (kept for the raw retention window).
-SERIES_RAW = f"""
-    SELECT to_timestamp(floor(epoch(s.ts) / $bucket) * $bucket) AS t, s.engine, s.le,
-           count(*) AS samples, sum(s.value) AS value_sum, max(s.value) AS value_max,
-           sum(s.delta) AS increase
-    FROM serving_samples s
-    WHERE s.metric = $metric AND s.ts >= $start AND s.ts < $end {_FILTERS.format(t="s")}
-    GROUP BY ALL
-    ORDER BY t
-"""
+
+def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool) -> str:
+    filters = (" AND instance = $instance" if by_instance else "") + (
+        " AND engine = $engine" if by_engine else ""
+    )
+    union = "\n        UNION ALL".join(_PARTS[p].format(filters=filters) for p in parts)
+    return _BUCKETED.format(parts=union)
+
+
+_PART_SETS = [
+    tuple(p for p, on in zip(("hours", "minutes", "raw"), bits, strict=True) if on)
+    for bits in itertools.product((True, False), repeat=3)
+    if any(bits)
+]
+# Every statement a series read can run: (tables read, by instance, by engine) -> SQL.
+SERIES_SQL = {
+    (parts, by_instance, by_engine): _series_sql(parts, by_instance, by_engine)
+    for parts in _PART_SETS
+    for by_instance in (True, False)
+    for by_engine in (True, False)
+}
 
 # Per instance, over one window: the inputs of the Serving overview table.
 SUMMARY_BY_INSTANCE = """
-    WITH mark AS (
-        SELECT coalesce(max(rolled_until), TIMESTAMPTZ '1970-01-01 00:00:00+00') AS w
-        FROM serving_rollup_marks
-    ),
-    rows AS (
-        SELECT m.instance, m.metric, m.le, m.samples, m.value_sum, m.increase
-        FROM serving_minutes m, mark
-        WHERE list_contains($metrics, m.metric) AND m.minute >= $start AND m.minute < $end
-          AND m.minute < mark.w
-        UNION ALL
-        SELECT s.instance, s.metric, s.le, 1, s.value, s.delta
-        FROM serving_samples s, mark
-        WHERE list_contains($metrics, s.metric) AND s.ts >= greatest($start, mark.w)
-          AND s.ts < $end
-    )
     SELECT instance, metric, le, sum(samples) AS samples, sum(value_sum) AS value_sum,
            sum(increase) AS increase
-    FROM rows
+    FROM (
+        SELECT instance, metric, le, samples, value_sum, increase
+        FROM serving_minutes
+        WHERE list_contains($metrics, metric)
+          AND minute >= $minutes_start AND minute < $minutes_end
+        UNION ALL
+        SELECT instance, metric, le, 1, value, delta
+        FROM serving_samples
+        WHERE list_contains($metrics, metric) AND ts >= $raw_start AND ts < $raw_end
+    ) AS rows
     GROUP BY ALL
 """
 
@@ -157,29 +186,51 @@ class Window:
         return self.bucket_s % 60 == 0
 
 
-def _params(metric: str, instance: str | None, engine: str | None, w: Window) -> dict[str, Any]:
-    return {
-        "metric": metric,
-        "instance": instance,
-        "engine": engine,
-        "start": w.start,
-        "end": w.end,
-        "bucket": float(w.bucket_s),
-    }
+def _split(w: Window, mark: datetime | None) -> dict[str, tuple[datetime, datetime]]:
+    """Which table answers which part of the window (empty parts left out)."""
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    if mark is None or not w.minute_aligned:
+        return {"raw": (w.start, w.end)}
+    rolled = min(w.end, mark)
+    raw_start = max(w.start, mark)
+    minutes_start = w.start
+    if w.bucket_s % 3600 == 0:
+        hours_end = min(rolled, serving_rollups.floor_hour(mark))
+        if hours_end > w.start:
+            spans["hours"] = (w.start, hours_end)
+            minutes_start = hours_end
+    if rolled > minutes_start:
+        spans["minutes"] = (minutes_start, rolled)
+    if w.end > raw_start:
+        spans["raw"] = (raw_start, w.end)
+    return spans
 
 
 def _series(
     metric: str, instance: str | None, engine: str | None, w: Window
 ) -> list[dict[str, Any]]:
-    sql = SERIES_MINUTES if w.minute_aligned else SERIES_RAW
-    return warehouse.fetch_all(sql, _params(metric, instance, engine, w))
+    spans = _split(w, serving_rollups.cached_watermark())
+    if not spans:
+        return []
+    parts = tuple(p for p in ("hours", "minutes", "raw") if p in spans)
+    params: dict[str, Any] = {"metric": metric, "bucket": float(w.bucket_s)}
+    for part, (lo, hi) in spans.items():
+        params[f"{part}_start"], params[f"{part}_end"] = lo, hi
+    if instance is not None:
+        params["instance"] = instance
+    if engine is not None:
+        params["engine"] = engine
+    sql = SERIES_SQL[(parts, instance is not None, engine is not None)]
+    return warehouse.fetch_all(sql, params)
 
 
 # --- instances and ranges ---------------------------------------------------------------
 
 
 def list_instances(instance: str | None = None) -> list[dict[str, Any]]:
-    return warehouse.fetch_all(INSTANCES, {"instance": instance})
+    if instance is None:
+        return warehouse.fetch_all(INSTANCES)
+    return warehouse.fetch_all(INSTANCE, {"instance": instance})
 
 
 def require_instance(instance: str) -> dict[str, Any]:
@@ -191,7 +242,10 @@ def require_instance(instance: str) -> dict[str, Any]:
 
 
 def data_range(instance: str | None) -> tuple[datetime, datetime] | None:
-    row = warehouse.fetch_one(DATA_RANGE, {"instance": instance})
+    if instance is None:
+        row = warehouse.fetch_one(DATA_RANGE)
+    else:
+        row = warehouse.fetch_one(INSTANCE_DATA_RANGE, {"instance": instance})
     if row is None or row["first"] is None:
         return None
     return row["first"], row["last"]
@@ -419,9 +473,18 @@ def fleet_summary(start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
         "preemptions",
         "ttft",
     ]
+    start = start.replace(second=0, microsecond=0)
+    mark = serving_rollups.cached_watermark()
+    rolled = start if mark is None else min(max(start, mark), end)
     rows = warehouse.fetch_all(
         SUMMARY_BY_INSTANCE,
-        {"metrics": metrics, "start": start.replace(second=0, microsecond=0), "end": end},
+        {
+            "metrics": metrics,
+            "minutes_start": start,
+            "minutes_end": rolled,
+            "raw_start": rolled,
+            "raw_end": end,
+        },
     )
     acc: dict[str, dict[str, Any]] = defaultdict(
         lambda: {

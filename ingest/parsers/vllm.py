@@ -8,8 +8,9 @@ acceptable. Every sample is kept; only the modelled ones get a canonical `metric
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+import math
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import orjson
@@ -138,25 +139,35 @@ def _histogram_part(sample: Sample, metric: str) -> tuple[str, float | None]:
     return f"{metric}_sum", None
 
 
-def model_samples(samples: list[Sample]) -> ModelledScrape:
-    """Map parsed samples onto the canonical model; ExpositionError when the scrape is
-    not a vLLM scrape or breaks the model (unexpected labels, duplicate series)."""
+@dataclass
+class _Template:
+    """Everything a scrape's structure decides, and where its values go: which sample
+    gives each row its `_created` time, which V0 hit-rate rows drop out when -1."""
+
+    scrape: ModelledScrape
+    created_index: list[int]
+    hit_rate_rows: list[int]
+
+
+def _template(samples: list[Sample]) -> _Template:
     if not any(s.name.startswith("vllm:") for s in samples):
         raise ExpositionError("no vllm: metrics in the response")
     chosen = _chosen_families(samples)
     # `<family>_created` gauges (V1) give each counter and histogram its start time.
     cumulative_families = {s.family for s in samples if s.kind in ("counter", "histogram")}
-    created_of: dict[tuple[str, str], float] = {}
-    for s in samples:
+    created_at: dict[tuple[str, str], int] = {}
+    for i, s in enumerate(samples):
         if s.name.endswith("_created") and s.name[: -len("_created")] in cumulative_families:
-            created_of[(s.name[: -len("_created")], _labels_json(s.labels))] = s.value
+            created_at[(s.name[: -len("_created")], _labels_json(s.labels))] = i
 
     out = ModelledScrape()
+    created_index: list[int] = []
+    hit_rate_rows: list[int] = []
     seen: set[tuple[str, str]] = set()
     models: Counter[str] = Counter()
     engines: set[str] = set()
     is_v1 = False
-    for s in samples:
+    for row, s in enumerate(samples):
         labels_json = _labels_json(s.labels)
         key = (s.name, labels_json)
         if key in seen:
@@ -179,8 +190,8 @@ def model_samples(samples: list[Sample]) -> ModelledScrape:
             metric = spec[0]
             if spec[1] is Kind.HISTOGRAM:
                 metric, le = _histogram_part(s, metric)
-            elif metric == "prefix_hit_rate" and s.value < 0:
-                metric = None  # V0 reports -1 until it knows; averaging that in would lie
+            elif metric == "prefix_hit_rate":
+                hit_rate_rows.append(row)
         if s.name == CACHE_CONFIG:
             out.block_size = _int_or_none(s.labels.get("block_size"))
             blocks = _int_or_none(s.labels.get("num_gpu_blocks"))
@@ -189,25 +200,41 @@ def model_samples(samples: list[Sample]) -> ModelledScrape:
         is_cumulative = s.kind in ("counter", "histogram") or (
             s.kind == "summary" and s.name.endswith(("_count", "_sum"))
         )
-        created = None
+        created = -1
         if is_cumulative:
             without_le = {k: v for k, v in s.labels.items() if k != "le"}
-            created = created_of.get((s.family, _labels_json(without_le)))
+            created = created_at.get((s.family, _labels_json(without_le)), -1)
         out.names.append(s.name)
         out.labels.append(labels_json)
         out.kinds.append(s.kind)
-        out.values.append(s.value)
-        out.createds.append(created)
         out.metrics.append(metric)
         out.engines.append(engine if engine is not None else ("0" if metric else None))
         out.les.append(le)
         out.cumulative.append(is_cumulative)
+        created_index.append(created)
 
     out.engine_kind = EngineKind.V1 if is_v1 else EngineKind.V0
     out.model = models.most_common(1)[0][0] if models else None
     out.engine_count = max(len(engines), 1)
     out.prefix_unit = _prefix_unit(chosen, samples)
-    return out
+    return _Template(out, created_index, hit_rate_rows)
+
+
+def _fill(template: _Template, values: list[float]) -> ModelledScrape:
+    metrics = template.scrape.metrics
+    if any(values[row] < 0 for row in template.hit_rate_rows):
+        metrics = list(metrics)
+        for row in template.hit_rate_rows:
+            if values[row] < 0:
+                metrics[row] = None  # V0 reports -1 until it knows; averaging it in would lie
+    createds = [values[i] if i >= 0 else None for i in template.created_index]
+    return replace(template.scrape, values=values, createds=createds, metrics=metrics)
+
+
+def model_samples(samples: list[Sample]) -> ModelledScrape:
+    """Map parsed samples onto the canonical model; ExpositionError when the scrape is
+    not a vLLM scrape or breaks the model (unexpected labels, duplicate series)."""
+    return _fill(_template(samples), [s.value for s in samples])
 
 
 def _prefix_unit(chosen: dict[str, str], samples: list[Sample]) -> str | None:
@@ -223,6 +250,56 @@ def _prefix_unit(chosen: dict[str, str], samples: list[Sample]) -> str | None:
     return None
 
 
+# Scrapes of one server repeat the same series in the same order; only values change.
+# The structure of a body (every line with its value cut off) keys the parsed template,
+# so prometheus_client parses each distinct structure once; values are read per scrape.
+_TEMPLATES: OrderedDict[str, _Template] = OrderedDict()
+_TEMPLATE_CACHE_SIZE = 128
+
+
+def _split_values(text: str) -> tuple[str | None, list[float]]:
+    """(structure, values in line order), or (None, []) when a line does not end in a
+    plain value (the full parser then decides)."""
+    parts: list[str] = []
+    values: list[float] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line or line[0] == "#":
+            parts.append(line)
+            continue
+        series, sep, value = line.rpartition(" ")
+        if not sep:
+            return None, []
+        try:
+            values.append(float(value))
+        except ValueError:
+            return None, []
+        parts.append(series)
+    return "\n".join(parts), values
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
 def parse_scrape(text: str) -> ModelledScrape:
     """Exposition text -> modelled scrape, or ExpositionError with a one-line reason."""
-    return model_samples(parse_exposition(text))
+    structure, values = _split_values(text)
+    if structure is not None:
+        cached = _TEMPLATES.get(structure)
+        if cached is not None:
+            _TEMPLATES.move_to_end(structure)
+            return _fill(cached, values)
+    samples = parse_exposition(text)
+    template = _template(samples)
+    parsed = [s.value for s in samples]
+    # Cache only when the cheap split read exactly what the real parser read.
+    if (
+        structure is not None
+        and len(parsed) == len(values)
+        and all(_same(a, b) for a, b in zip(parsed, values, strict=True))
+    ):
+        _TEMPLATES[structure] = template
+        if len(_TEMPLATES) > _TEMPLATE_CACHE_SIZE:
+            _TEMPLATES.popitem(last=False)
+    return _fill(template, parsed)

@@ -116,3 +116,19 @@ def test_an_unknown_v0_prefix_hit_rate_of_minus_one_is_not_modelled() -> None:
         'vllm:gpu_prefix_cache_hit_rate{model_name="m"} -1\n'
     )
     assert parse_scrape(text).metrics == [None]
+
+
+def test_a_repeated_structure_reads_new_values_exactly_as_a_full_parse() -> None:
+    first = parse_scrape(v1_text({"0": EngineState(kv_usage=0.5, preemptions=3, created=10.0)}))
+    second = parse_scrape(v1_text({"0": EngineState(kv_usage=0.75, preemptions=4, created=20.0)}))
+    kv = first.metrics.index("kv_usage")
+    assert (first.values[kv], second.values[kv]) == (0.5, 0.75)
+    pre = first.names.index("vllm:num_preemptions_total")
+    assert (second.values[pre], second.createds[pre]) == (4.0, 20.0)
+    assert second.names == first.names and second.labels == first.labels
+
+
+def test_a_sample_with_a_timestamp_is_read_by_the_full_parser() -> None:
+    text = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3 1700000000000\n"
+    assert parse_scrape(text).values == [3.0]
+    assert parse_scrape(text).values == [3.0]
