@@ -8,6 +8,7 @@ from ninja import NinjaAPI, Schema
 
 from analytics import warehouse
 from analytics.api import router as runs_router
+from analytics.costs_api import costs_router, prices_router
 from analytics.errors import NotFoundError, ParameterError
 from analytics.serving_api import router as serving_router
 from analytics.tokens_api import router as tokens_router
@@ -68,3 +69,5 @@ api.add_router("/ingest", ingest_router, tags=["ingest"])
 api.add_router("/ingest", ingest_requests_router, tags=["ingest"])
 api.add_router("/tokens", tokens_router, tags=["tokens"])
 api.add_router("/serving", serving_router, tags=["serving"])
+api.add_router("/costs", costs_router, tags=["costs"])
+api.add_router("/prices", prices_router, tags=["costs"])

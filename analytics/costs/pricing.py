@@ -1,0 +1,159 @@
+"""Which price applies to a model on a day, and what a set of token counts costs.
+
+Owns name matching (provider prefixes and date suffixes such as
+`claude-haiku-4-5-20251001` -> `claude-haiku-4-5`) and the arithmetic. Reads the price
+table once per PriceBook; never touches the warehouse.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from analytics.models import ModelPrice
+
+PER_MTOK = 1_000_000
+# A call whose prompt (input + cache reads + cache writes) exceeds this is long-context.
+LONG_CONTEXT_TOKENS = 200_000
+# Date suffixes providers append to a model's name: -20251001, -2025-10-01, @20251001.
+_DATE_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$")
+_VERSION_SUFFIXES = ("-latest",)
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens; cache prices already fall back as the table says."""
+
+    model: str
+    valid_from: date
+    input: float
+    cached_input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    output: float
+    long_input: float | None = None
+    long_cached_input: float | None = None
+    long_output: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one or more calls; cache writes split by lifetime where known."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    output_tokens: int = 0
+    # The part of these tokens from calls whose prompt passed the long-context threshold.
+    long_input_tokens: int = 0
+    long_cached_input_tokens: int = 0
+    long_output_tokens: int = 0
+
+
+def _f(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def price_from_row(row: ModelPrice) -> Price:
+    input_price = float(row.input_per_mtok)
+    cache_5m = _f(row.cache_write_per_mtok)
+    cache_5m = input_price if cache_5m is None else cache_5m
+    cache_1h = _f(row.cache_write_1h_per_mtok)
+    cached = _f(row.cached_input_per_mtok)
+    return Price(
+        model=row.model,
+        valid_from=row.valid_from,
+        input=input_price,
+        cached_input=input_price if cached is None else cached,
+        cache_write_5m=cache_5m,
+        cache_write_1h=cache_5m if cache_1h is None else cache_1h,
+        output=float(row.output_per_mtok),
+        long_input=_f(row.long_input_per_mtok),
+        long_cached_input=_f(row.long_cached_input_per_mtok),
+        long_output=_f(row.long_output_per_mtok),
+    )
+
+
+def candidate_names(model: str) -> list[str]:
+    """The logged name, then without a provider prefix, then without a date suffix."""
+    names = [model.strip().lower()]
+    if "/" in names[0]:
+        names.append(names[0].rsplit("/", 1)[1])
+    for name in list(names):
+        for suffix in _VERSION_SUFFIXES:
+            if name.endswith(suffix):
+                names.append(name[: -len(suffix)])
+        stripped = _DATE_SUFFIX.sub("", name)
+        if stripped != name:
+            names.append(stripped)
+    return list(dict.fromkeys(names))
+
+
+def cost_usd(price: Price, usage: Usage) -> float:
+    """What the usage costs at this price. Cache writes not split by lifetime are priced
+    as 5-minute writes (the default lifetime)."""
+    cache_5m = usage.cache_write_tokens - usage.cache_write_1h_tokens
+    total = (
+        usage.input_tokens * price.input
+        + usage.cached_input_tokens * price.cached_input
+        + cache_5m * price.cache_write_5m
+        + usage.cache_write_1h_tokens * price.cache_write_1h
+        + usage.output_tokens * price.output
+    )
+    # Long-context calls were counted above at the base prices: add the difference.
+    if price.long_input is not None:
+        total += usage.long_input_tokens * (price.long_input - price.input)
+    if price.long_cached_input is not None:
+        total += usage.long_cached_input_tokens * (price.long_cached_input - price.cached_input)
+    if price.long_output is not None:
+        total += usage.long_output_tokens * (price.long_output - price.output)
+    return total / PER_MTOK
+
+
+def cache_savings_usd(price: Price, usage: Usage) -> float:
+    """What the cache reads would have cost at the input price, minus what they cost."""
+    return usage.cached_input_tokens * (price.input - price.cached_input) / PER_MTOK
+
+
+class PriceBook:
+    """Every price row, indexed by lower-case name and alias, sorted by valid_from."""
+
+    def __init__(self, prices: list[Price], aliases: dict[str, str] | None = None) -> None:
+        self._by_model: dict[str, list[Price]] = {}
+        for price in sorted(prices, key=lambda p: p.valid_from):
+            self._by_model.setdefault(price.model.lower(), []).append(price)
+        self._aliases = {k.lower(): v.lower() for k, v in (aliases or {}).items()}
+        self._resolved: dict[str, str | None] = {}
+
+    @classmethod
+    def load(cls) -> PriceBook:
+        rows = list(ModelPrice.objects.all())
+        aliases = {alias: row.model for row in rows for alias in row.aliases or []}
+        return cls([price_from_row(row) for row in rows], aliases)
+
+    def canonical(self, model: str) -> str | None:
+        """The price-table name a logged model name matches, or None."""
+        if model not in self._resolved:
+            found = None
+            for name in candidate_names(model):
+                name = self._aliases.get(name, name)
+                if name in self._by_model:
+                    found = name
+                    break
+            self._resolved[model] = found
+        return self._resolved[model]
+
+    def price(self, model: str | None, day: date) -> Price | None:
+        """The price valid on that UTC day, or None (unknown model, or not yet priced)."""
+        if not model:
+            return None
+        name = self.canonical(model)
+        if name is None:
+            return None
+        history = self._by_model[name]
+        index = bisect_right([p.valid_from for p in history], day)
+        return history[index - 1] if index else None

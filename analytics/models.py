@@ -1,0 +1,144 @@
+"""Django-side records of cost reporting: the price table, teams with budgets, report
+recipients and every delivery attempt.
+
+Prices are USD per million tokens and valid from a date (UTC), so a price change adds a
+row and never rewrites history. Token data itself stays in the warehouse.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+_NON_NEGATIVE = [MinValueValidator(Decimal(0))]
+
+
+def _price_field(help_text: str, *, null: bool = False) -> models.DecimalField[Decimal, Decimal]:
+    return models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=null,
+        blank=null,
+        validators=_NON_NEGATIVE,
+        help_text=help_text,
+    )
+
+
+class ModelPrice(models.Model):
+    """List prices of one model from `valid_from` on (until a later row for it)."""
+
+    model = models.CharField(max_length=200, help_text="canonical name, e.g. claude-haiku-4-5")
+    aliases = models.JSONField(
+        default=list, blank=True, help_text='other names, e.g. ["claude-3-5-haiku-latest"]'
+    )
+    provider = models.CharField(max_length=100, blank=True)
+    input_per_mtok = _price_field("USD per million uncached input tokens")
+    cached_input_per_mtok = _price_field(
+        "USD per million cache-read tokens (empty: the input price)", null=True
+    )
+    cache_write_per_mtok = _price_field(
+        "USD per million cache-write tokens, 5-minute lifetime (empty: the input price)",
+        null=True,
+    )
+    cache_write_1h_per_mtok = _price_field(
+        "USD per million cache-write tokens, 1-hour lifetime (empty: the 5-minute price)",
+        null=True,
+    )
+    output_per_mtok = _price_field("USD per million output tokens")
+    # Long-context tier: calls whose whole prompt (input + cache reads + cache writes)
+    # exceeds LONG_CONTEXT_TOKENS (200,000, the tier Anthropic and Google price) use these.
+    long_input_per_mtok = _price_field("long-context input price (empty: no tier)", null=True)
+    long_cached_input_per_mtok = _price_field("long-context cache-read price", null=True)
+    long_output_per_mtok = _price_field("long-context output price", null=True)
+    valid_from = models.DateField(help_text="first UTC day these prices apply")
+    source = models.CharField(max_length=200, blank=True, help_text="where the prices came from")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model", "-valid_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "valid_from"], name="one_price_per_model_day")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} from {self.valid_from}"
+
+
+class Team(models.Model):
+    """A set of runs (shell-style patterns, e.g. `browser-*`) with an optional budget."""
+
+    name = models.CharField(max_length=100, unique=True)
+    run_patterns = models.JSONField(
+        default=list, help_text='run names or patterns, e.g. ["browser-*", "solver-2"]'
+    )
+    daily_budget_usd = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True, validators=_NON_NEGATIVE
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RecipientKind(models.TextChoices):
+    EMAIL = "email", "e-mail"
+    WEBHOOK = "webhook", "Slack-compatible webhook"
+
+
+class ReportRecipient(models.Model):
+    """Where the daily cost report goes: an e-mail address or a webhook URL."""
+
+    kind = models.CharField(max_length=20, choices=RecipientKind.choices)
+    target = models.CharField(max_length=500, help_text="an e-mail address or a webhook URL")
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["kind", "target"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "target"], name="one_recipient_per_target")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.target}"
+
+
+class ReportDelivery(models.Model):
+    """One attempt to send one day's report to one recipient, with its outcome."""
+
+    report_date = models.DateField()
+    kind = models.CharField(max_length=20, choices=RecipientKind.choices)
+    target = models.CharField(max_length=500)
+    ok = models.BooleanField()
+    error = models.TextField(blank=True)
+    attempted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-attempted_at"]
+
+    def __str__(self) -> str:
+        outcome = "sent" if self.ok else "failed"
+        return f"{self.report_date} to {self.target}: {outcome}"
+
+
+class GpuPrice(models.Model):
+    """What a self-hosted serving target costs: GPUs times a price per GPU-hour, keyed by
+    the scrape target's instance name, from `valid_from` on."""
+
+    target = models.CharField(max_length=200, help_text="the scrape target's instance name")
+    gpus = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    usd_per_gpu_hour = _price_field("USD per GPU-hour")
+    valid_from = models.DateField(help_text="first UTC day this price applies")
+
+    class Meta:
+        ordering = ["target", "-valid_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["target", "valid_from"], name="one_gpu_price_per_day")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target}: {self.gpus} x {self.usd_per_gpu_hour} USD/GPU-h"

@@ -1,0 +1,76 @@
+"""Price rules: name matching, valid-from history, and the arithmetic to the cent."""
+
+from datetime import date
+
+import pytest
+
+from analytics.costs.pricing import (
+    Price,
+    PriceBook,
+    Usage,
+    cache_savings_usd,
+    candidate_names,
+    cost_usd,
+)
+
+HAIKU = Price("claude-haiku-4-5", date(2025, 10, 15), 1.0, 0.1, 1.25, 2.0, 5.0)
+HAIKU_LATER = Price("claude-haiku-4-5", date(2026, 3, 1), 2.0, 0.2, 2.5, 4.0, 10.0)
+SONNET = Price("claude-sonnet-4-5", date(2025, 9, 29), 3.0, 0.3, 3.75, 6.0, 15.0, 6.0, 0.6, 22.5)
+
+
+def test_date_suffixes_and_provider_prefixes_are_dropped_for_matching() -> None:
+    assert candidate_names("anthropic/claude-haiku-4-5-20251001") == [
+        "anthropic/claude-haiku-4-5-20251001",
+        "claude-haiku-4-5-20251001",
+        "anthropic/claude-haiku-4-5",
+        "claude-haiku-4-5",
+    ]
+    assert candidate_names("gpt-4o-2024-08-06")[-1] == "gpt-4o"
+    assert candidate_names("claude-sonnet-4-5@20250929")[-1] == "claude-sonnet-4-5"
+
+
+def test_a_date_suffixed_name_gets_its_base_models_price() -> None:
+    book = PriceBook([HAIKU])
+    assert book.price("claude-haiku-4-5-20251001", date(2026, 1, 1)) == HAIKU
+    assert book.canonical("Claude-Haiku-4-5") == "claude-haiku-4-5"
+
+
+def test_aliases_match() -> None:
+    book = PriceBook([HAIKU], {"haiku": "claude-haiku-4-5"})
+    assert book.price("haiku", date(2026, 1, 1)) == HAIKU
+
+
+def test_a_price_change_does_not_rewrite_history() -> None:
+    book = PriceBook([HAIKU_LATER, HAIKU])
+    assert book.price("claude-haiku-4-5", date(2026, 2, 28)) == HAIKU
+    assert book.price("claude-haiku-4-5", date(2026, 3, 1)) == HAIKU_LATER
+
+
+def test_unknown_models_and_days_before_any_price_have_no_price() -> None:
+    book = PriceBook([HAIKU])
+    assert book.price("mystery-model", date(2026, 1, 1)) is None
+    assert book.price("claude-haiku-4-5", date(2025, 1, 1)) is None
+    assert book.price(None, date(2026, 1, 1)) is None
+
+
+def test_every_token_kind_is_priced_at_its_own_rate() -> None:
+    usage = Usage(
+        input_tokens=1_000_000,
+        cached_input_tokens=2_000_000,
+        cache_write_tokens=3_000_000,
+        cache_write_1h_tokens=1_000_000,
+        output_tokens=500_000,
+    )
+    # 1 + 2 x 0.1 + 2 x 1.25 (5-minute) + 1 x 2 (1-hour) + 0.5 x 5
+    assert cost_usd(HAIKU, usage) == pytest.approx(8.2)
+    assert cache_savings_usd(HAIKU, usage) == pytest.approx(2 * 0.9)
+
+
+def test_long_context_calls_use_the_long_prices() -> None:
+    usage = Usage(
+        input_tokens=300_000,
+        output_tokens=1_000,
+        long_input_tokens=300_000,
+        long_output_tokens=1_000,
+    )
+    assert cost_usd(SONNET, usage) == pytest.approx(0.3 * 6 + 0.001 * 22.5)

@@ -1,0 +1,155 @@
+"""The daily cost report on real Claude Code transcripts and on agent events: priced at
+given prices to the cent, split lines priced once, logged costs winning, unpriced models
+listed, day boundaries in UTC or a given zone."""
+
+from datetime import date
+from decimal import Decimal
+
+import orjson
+import pytest
+
+from analytics.models import GpuPrice, ModelPrice, Team
+from analytics.reports.daily_cost import build_daily_report
+from ingest.pipelines.agent_events import ingest_body
+from ingest.pipelines.claude_code import run_claude_code
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.usefixtures("lake")
+
+FIXTURES = SHARED / "fixtures" / "agent-logs"
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+CLAUDE_FILES = [
+    FIXTURES / "claude-code-session-start-and-subagent-call.jsonl",
+    FIXTURES / "claude-code-commit-and-tool-error.jsonl",
+    FIXTURES / "claude-code-subagent-agent-aac57f5.jsonl",
+]
+
+
+def set_price(model: str, i: str, c: str, w: str, o: str, valid_from: str = "2025-01-01") -> None:
+    ModelPrice.objects.create(
+        model=model,
+        input_per_mtok=Decimal(i),
+        cached_input_per_mtok=Decimal(c),
+        cache_write_per_mtok=Decimal(w),
+        output_per_mtok=Decimal(o),
+        valid_from=date.fromisoformat(valid_from),
+    )
+
+
+def ingest_events(*events: dict[str, object]) -> None:
+    ingest_body(b"".join(orjson.dumps(e) + b"\n" for e in events))
+
+
+def llm_call(ts: str, run: str, model: str, i: int, c: int, w: int, o: int, **extra: object):
+    usage = {
+        "input_tokens": i,
+        "cached_input_tokens": c,
+        "cache_write_tokens": w,
+        "output_tokens": o,
+    }
+    return {
+        "ts": ts,
+        "run": run,
+        "agent": "a",
+        "event": "llm_call",
+        "model": model,
+        "usage": usage,
+        **extra,
+    }
+
+
+@pytest.fixture
+def priced(db: None) -> None:
+    ModelPrice.objects.all().delete()
+    set_price("claude-haiku-4-5", "1", "0.1", "1.25", "5")
+    set_price("claude-sonnet-4-5", "3", "0.3", "3.75", "15")
+
+
+def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None) -> None:
+    run_claude_code([str(p) for p in CLAUDE_FILES])
+    report = build_daily_report(date(2026, 2, 12))
+    by_model = {m["model"]: m for m in report["by_model"]}
+    # Haiku: 11 x 1 + 384,921 x 0.1 + 41,517 x 1.25 + 608 x 5 = 93,439.35 per million.
+    assert by_model["claude-haiku-4-5-20251001"]["usd"] == pytest.approx(0.09343935, abs=1e-9)
+    assert by_model["claude-haiku-4-5-20251001"]["priced_as"] == "claude-haiku-4-5"
+    # Sonnet: 2,408 x 3 + 29,274 x 0.3 + 18,814 x 3.75 + 944 x 15 = 100,718.7 per million.
+    assert by_model["claude-sonnet-4-5-20250929"]["usd"] == pytest.approx(0.1007187, abs=1e-9)
+    assert round(report["total_usd"], 2) == 0.19
+    assert report["by_run"] == [
+        {
+            "run": SESSION,
+            "usd": pytest.approx(0.19415805, abs=1e-9),
+            "calls": 15,
+            "unpriced_calls": 5,
+        }
+    ]
+    # Opus 4.6 has no price here: listed, its 5 calls add nothing, never a silent zero.
+    assert report["unpriced"] == ["claude-opus-4-6"]
+    assert by_model["claude-opus-4-6"]["unpriced_calls"] == 5
+    assert by_model["claude-opus-4-6"]["computed_usd"] is None
+    # Cache savings: reads at the input price minus their price.
+    assert report["cache_savings_usd"] == pytest.approx(
+        (384921 * 0.9 + 29274 * 2.7) / 1e6, abs=1e-9
+    )
+
+
+def test_a_logged_cost_wins_and_the_computed_one_is_kept(priced: None) -> None:
+    ingest_events(
+        llm_call(
+            "2026-01-14T10:00:00Z", "r1", "claude-haiku-4-5", 1_000_000, 0, 0, 0, cost_usd=0.5
+        ),
+        llm_call("2026-01-14T11:00:00Z", "r1", "claude-haiku-4-5", 0, 0, 0, 100_000),
+    )
+    report = build_daily_report(date(2026, 1, 14))
+    assert report["total_usd"] == pytest.approx(0.5 + 0.5)
+    assert report["logged_usd"] == pytest.approx(0.5)
+    assert report["computed_usd"] == pytest.approx(1.0 + 0.5)
+
+
+def test_days_are_utc_unless_a_zone_is_given(priced: None) -> None:
+    ingest_events(
+        llm_call("2026-01-14T23:30:00Z", "r1", "claude-haiku-4-5", 1_000_000, 0, 0, 0),
+        llm_call("2026-01-15T00:30:00Z", "r1", "claude-haiku-4-5", 2_000_000, 0, 0, 0),
+    )
+    assert build_daily_report(date(2026, 1, 14))["total_usd"] == pytest.approx(1.0)
+    # In New York (UTC-5) both calls fall on the 14th.
+    ny = build_daily_report(date(2026, 1, 14), "America/New_York")
+    assert ny["total_usd"] == pytest.approx(3.0)
+
+
+def test_trend_teams_and_gpu_cost(priced: None) -> None:
+    ingest_events(
+        llm_call("2026-01-13T10:00:00Z", "browser-1", "claude-haiku-4-5", 1_000_000, 0, 0, 0),
+        llm_call("2026-01-14T10:00:00Z", "browser-1", "claude-haiku-4-5", 2_000_000, 0, 0, 0),
+        llm_call("2026-01-14T10:00:00Z", "solver-1", "claude-haiku-4-5", 0, 0, 0, 200_000),
+    )
+    Team.objects.create(name="browser", run_patterns=["browser-*"], daily_budget_usd=5)
+    GpuPrice.objects.create(
+        target="vllm-a", gpus=2, usd_per_gpu_hour=Decimal("2.5"), valid_from=date(2026, 1, 1)
+    )
+    report = build_daily_report(date(2026, 1, 14))
+    assert report["previous_day_usd"] == pytest.approx(1.0)
+    assert report["change_usd"] == pytest.approx(2.0)
+    assert report["change_pct"] == pytest.approx(200.0)
+    assert report["trend"][-1] == {"date": "2026-01-13", "usd": 1.0}
+    assert report["mean_7d_usd"] == pytest.approx(1 / 7, abs=1e-6)
+    assert report["by_team"] == [{"team": "browser", "usd": 2.0, "daily_budget_usd": 5.0}]
+    assert [r["run"] for r in report["top_runs"]] == ["browser-1", "solver-1"]
+    assert report["gpu"][0]["usd"] == pytest.approx(2 * 2.5 * 24)
+    assert report["gpu"][0]["usd_per_mtok"] is None  # nothing scraped: no tokens generated
+    assert report["total_usd"] == pytest.approx(3.0 + 120.0)
+
+
+def test_a_call_without_a_model_is_unpriced(priced: None) -> None:
+    ingest_events(
+        {
+            "ts": "2026-01-14T10:00:00Z",
+            "run": "r",
+            "agent": "a",
+            "event": "llm_call",
+            "usage": {"input_tokens": 5, "output_tokens": 5},
+        }
+    )
+    report = build_daily_report(date(2026, 1, 14))
+    assert report["unpriced"] == ["(no model)"]
+    assert report["total_usd"] == 0.0
