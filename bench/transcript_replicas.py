@@ -1,5 +1,6 @@
-"""Claude Code transcripts for benchmarks: the real fixture session (a main transcript
-with a Task subagent, a commit and a failed tool call) replicated under new ids.
+"""Claude Code transcripts for benchmarks: the real session shipped for the demo
+(ingest/demo_data/agent_logs: a main transcript with a Task subagent, a commit and a
+failed tool call) replicated under new ids.
 
 Each replica is the same session with every id renamed (session, messages, requests,
 tool calls, the subagent, line uuids), laid out as Claude Code does:
@@ -11,12 +12,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-SESSION_FILES = (
-    "claude-code-session-start-and-subagent-call.jsonl",
-    "claude-code-commit-and-tool-error.jsonl",
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+PROJECT = (
+    Path(__file__).resolve().parent.parent
+    / "ingest/demo_data/agent_logs/claude-code/-home-USER-projects-spotter-worktrees-spotter-4te"
 )
-SUBAGENT_FILE = "claude-code-subagent-agent-aac57f5.jsonl"
+SESSION_FILES = (f"{SESSION}.lines-1-110.jsonl", f"{SESSION}.lines-647-690.jsonl")
+SUBAGENT_FILE = f"{SESSION}/subagents/agent-aac57f5.jsonl"
 SUBAGENT_ID = "aac57f5"
+EVENTS_PER_REPLICA = 49  # what one copy of the session loads (tests/ingest/pipelines)
 
 # Ids to rename: uuids (session, line uuids), msg_/req_/toolu_ ids, the agent id.
 _ID = re.compile(
@@ -55,12 +59,7 @@ def rename(original: str, replica: int) -> str:
     return f"{original}x{tag}"
 
 
-def session_id(replica: int, fixtures: Path) -> str:
-    first = (fixtures / SESSION_FILES[0]).read_text().split('"sessionId":"', 1)[1][:36]
-    return rename(first, replica)
-
-
-def write_replicas(fixtures: Path, out: Path, target_bytes: int) -> tuple[int, int]:
+def write_replicas(out: Path, target_bytes: int, fixtures: Path = PROJECT) -> tuple[int, int]:
     """Write replicas under `out` until `target_bytes`; returns (replicas, bytes)."""
     session = Template("".join((fixtures / name).read_text() for name in SESSION_FILES))
     subagent = Template((fixtures / SUBAGENT_FILE).read_text())
@@ -68,7 +67,7 @@ def write_replicas(fixtures: Path, out: Path, target_bytes: int) -> tuple[int, i
     project.mkdir(parents=True, exist_ok=True)
     written = replicas = 0
     while written < target_bytes:
-        sid = session_id(replicas, fixtures)
+        sid = rename(SESSION, replicas)
         main = session.render(replicas).encode()
         (project / f"{sid}.jsonl").write_bytes(main)
         folder = project / sid / "subagents"

@@ -99,6 +99,10 @@ class ParsedTranscript:
     linked: set[tuple[str, str]] = field(default_factory=set)  # (run, agent id)
     linked_uses: set[str] = field(default_factory=set)  # Task/Agent calls already linked
     final_usages: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    # The first response of each chunk read from the middle of a file: its earlier lines
+    # may have been loaded with the chunk before, with a smaller output count.
+    continued_calls: set[str] = field(default_factory=set)
+    _chunk_open: bool = False  # no response seen yet in a chunk that starts mid-file
     llm_rows: dict[str, int] = field(default_factory=dict)  # call id -> row
     rejected: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
@@ -155,6 +159,7 @@ def parse_chunk(
     calls and results, parents and subagents meet in memory when read together."""
     parsed = into if into is not None else ParsedTranscript()
     parsed.source = source
+    parsed._chunk_open = base_offset > 0
     first_row = len(parsed.rows)
     pieces = data.split(b"\n")
     if data.endswith(b"\n"):
@@ -268,6 +273,9 @@ def _llm_call(
     request_id = doc.get("requestId")
     call_id = f"{message_id}:{request_id}" if isinstance(request_id, str) else message_id
     output = _count(usage, "output_tokens")
+    if parsed._chunk_open:
+        parsed.continued_calls.add(call_id)
+        parsed._chunk_open = False
     known = parsed.llm_rows.get(call_id)
     if known is not None:
         if (output or 0) > (parsed.rows.get(known, "output_tokens") or 0):

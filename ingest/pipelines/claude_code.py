@@ -127,7 +127,11 @@ def load_parsed(
     """Settle what crosses chunks against stored events, then insert; re-runnable."""
     missing_uses = {r.tool_use_id for r in parsed.results} - parsed.uses.keys()
     missing_calls = {link.tool_use_id for link in parsed.links} - parsed.subagent_calls.keys()
-    stored = stored_events(cur, SOURCE_KIND, [*missing_uses, *missing_calls, *parsed.llm_rows])
+    # Responses seen before this batch: only one continued from an earlier chunk can
+    # carry a larger output count (a copied session's are equal, and skipped on insert).
+    stored = stored_events(
+        cur, SOURCE_KIND, [*missing_uses, *missing_calls, *parsed.continued_calls]
+    )
 
     uses = dict(parsed.uses)
     calls = dict(parsed.subagent_calls)
@@ -151,7 +155,8 @@ def load_parsed(
     resolution = resolve_results(parsed.rows, parsed.results, uses)
     unsettled_runs = parser.correct_final_outputs(parsed)
     outputs = []
-    for call_id, row in parsed.llm_rows.items():
+    for call_id in parsed.continued_calls:
+        row = parsed.llm_rows[call_id]
         known = stored.get(call_id)
         output = parsed.rows.get(row, "output_tokens")
         if known is not None and output is not None and output > (known["output_tokens"] or 0):
