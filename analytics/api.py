@@ -217,7 +217,10 @@ class AgentCommitsOut(Schema):
 
 
 @router.get(
-    "/{path:run}/sources", response=list[SourceOut], summary="Where the run's events came from"
+    "/{path:run}/sources",
+    response=list[SourceOut],
+    url_name="run_sources",
+    summary="Where the run's events came from",
 )
 def sources(
     request: HttpRequest, run: str, start: str | None = None, end: str | None = None
@@ -225,12 +228,19 @@ def sources(
     return _times(run_details.sources(run, _window(start, end)))
 
 
-@router.get("/{path:run}/tools", response=ToolsOut, summary="Tool calls and errors by tool")
+@router.get(
+    "/{path:run}/tools",
+    response=ToolsOut,
+    url_name="run_tools",
+    summary="Tool calls and errors by tool",
+)
 def tools(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
     return run_details.tools(run, _window(start, end))
 
 
-@router.get("/{path:run}/models", response=list[ModelOut], summary="Tokens by model")
+@router.get(
+    "/{path:run}/models", response=list[ModelOut], url_name="run_models", summary="Tokens by model"
+)
 def models(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
     return run_details.models(run, _window(start, end))
 
@@ -238,6 +248,7 @@ def models(request: HttpRequest, run: str, start: str | None = None, end: str | 
 @router.get(
     "/{path:run}/commits-by-agent",
     response=list[AgentCommitsOut],
+    url_name="run_commits_by_agent",
     summary="Commits per agent, task claims apart from work",
 )
 def commits_by_agent(

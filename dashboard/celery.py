@@ -45,6 +45,14 @@ def _beat_schedule(tail_seconds: int, scrape_seconds: int = 15) -> dict[str, dic
             "schedule": timedelta(seconds=tail_seconds),
             "options": {"expires": tail_seconds},
         },
+        # Read new lines of live Claude Code and Codex sessions from the configured folders
+        # (FLEETSCOPE_TAIL_CLAUDE_CODE, FLEETSCOPE_TAIL_CODEX); each pass reads only what
+        # was appended. Expires before the next run, so a slow pass is never stacked.
+        "tail-transcripts": {
+            "task": "ingest.tail_transcripts",
+            "schedule": timedelta(seconds=tail_seconds),
+            "options": {"expires": tail_seconds},
+        },
         # Scrape every due vLLM target (each has its own interval, 15 s by default); the
         # spool of scrapes is loaded, with the per-minute rollup, in one commit when due.
         # Expires before the next tick: a late tick is skipped, never stacked.

@@ -127,6 +127,10 @@ FLEETSCOPE_DUCKDB_MEMORY_LIMIT = read_str("FLEETSCOPE_DUCKDB_MEMORY_LIMIT", "2GB
 # Folders the tail task reads agent-event JSONL from, on the beat schedule.
 FLEETSCOPE_TAIL_AGENT_EVENTS = read_list("FLEETSCOPE_TAIL_AGENT_EVENTS", [])
 FLEETSCOPE_TAIL_SECONDS = read_int("FLEETSCOPE_TAIL_SECONDS", 30)
+# Claude Code projects folders (~/.claude/projects) and Codex sessions folders
+# (~/.codex/sessions) the tail task reads live sessions from, on the same schedule.
+FLEETSCOPE_TAIL_CLAUDE_CODE = read_list("FLEETSCOPE_TAIL_CLAUDE_CODE", [])
+FLEETSCOPE_TAIL_CODEX = read_list("FLEETSCOPE_TAIL_CODEX", [])
 
 # --- vLLM serving metrics ---
 # How often the beat task looks for due scrape targets (each target has its own interval).

@@ -19,6 +19,7 @@ from analytics import charts, run_charts
 from analytics.agent_tree import build_agent_tree, open_depth
 from analytics.durations import format_time, parse_duration
 from analytics.errors import ParameterError
+from analytics.queries import run_details
 from analytics.queries import runs as queries
 from analytics.queries.run_status import run_statuses
 from dashboard.run_window import (
@@ -154,6 +155,18 @@ def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
     }
 
 
+def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
+    """Sources, tools, tokens by model and commits per agent (analytics.queries.run_details,
+    as the API serves them)."""
+    span = window.time_range
+    return {
+        "details_sources": run_details.sources(run, span),
+        "details_tools": run_details.tools(run, span),
+        "details_models": run_details.models(run, span),
+        "details_commits": run_details.commits_by_agent(run, span),
+    }
+
+
 def _role_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
     counts: dict[str, int] = {}
     for row in rows:
@@ -177,6 +190,7 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse:
             return render(request, "dashboard/partials/agent_tree.html", context)
         context.update(_summary(run, window, status))
         context.update(_tree_context(run, window))
+        context.update(_details_context(run, window))
     except ParameterError as exc:
         return _bad_parameter(request, exc)
     page = reverse("run", kwargs={"run": run})

@@ -1,0 +1,56 @@
+"""The run page's sources, tools and tokens panel shows what the API answers."""
+
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from ingest.pipelines.claude_code import run_claude_code
+from tests.conftest import SHARED
+
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+
+@pytest.fixture
+def page(lake: Path, client: Client, user: object) -> str:
+    run_claude_code([str(SHARED / "fixtures" / "agent-logs")])
+    client.force_login(user)  # type: ignore[arg-type]
+    response = client.get(f"/runs/{SESSION}/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def section(html: str, element_id: str) -> str:
+    start = html.index(f'id="{element_id}"')
+    return html[start : html.index("</table>", start)]
+
+
+def test_it_names_the_source(page: str) -> None:
+    assert '<span class="badge info">claude-code</span>' in page
+    assert "3 files, 49 events" in page
+
+
+def test_the_tools_table_has_the_error_rate(page: str) -> None:
+    tools = section(page, "run-tools")
+    assert "31 calls, tool error rate 3.4% of 29 answered" in tools
+    assert '<td>Bash</td>\n            <td class="num">11</td>' in tools
+
+
+def test_the_models_table_keeps_cache_reads_and_writes_apart(page: str) -> None:
+    models = section(page, "run-models")
+    row = models[models.index("<td>claude-haiku-4-5-20251001</td>") :].split("</tr>")[0]
+    cells = [c.split(">", 1)[1] for c in row.split("</td>")[1:-1]]
+    assert cells == [
+        "7",
+        "11",
+        "384,921",
+        "41,517",
+        "41,517 / 0",
+        "608",
+        "\u2013",
+    ]  # no reasoning figure: an en dash
+
+
+def test_commits_per_agent(page: str) -> None:
+    commits = section(page, "run-commits-by-agent")
+    assert "<td>main</td>" in commits and '<td class="num">118</td>' in commits
