@@ -31,6 +31,7 @@ from ingest.pipelines.loading import (
     insert_quarantine,
     now_utc,
     read_position,
+    read_positions,
 )
 from ingest.sources import files
 
@@ -171,24 +172,35 @@ def run_agent_events(
     summary = IngestSummary()
     logs = files.find_files(paths)
     summary.files = len(logs)
+    positions = read_positions(SOURCE_KIND)  # one query, however many files
     for log in logs:
-        summary.add(ingest_file(log, progress=progress, chunk_bytes=chunk_bytes))
-        summary.pending_bytes += _pending(log)
+        file_summary, reached = ingest_file(
+            log, stored=positions.get(str(log.path)), progress=progress, chunk_bytes=chunk_bytes
+        )
+        summary.add(file_summary)
+        summary.pending_bytes += _pending(log, reached)
     return summary
 
 
 def ingest_file(
-    log: files.LogFile, *, progress: IO[str] | None = None, chunk_bytes: int | None = None
-) -> IngestSummary:
+    log: files.LogFile,
+    *,
+    stored: Position | None,
+    progress: IO[str] | None = None,
+    chunk_bytes: int | None = None,
+) -> tuple[IngestSummary, Position]:
+    """Load what is new in one file; returns the summary and the position reached."""
     summary = IngestSummary()
     source = str(log.path)
     while True:
-        start = _start_position(log, read_position(SOURCE_KIND, source))
         try:
-            _ingest_from(log, source, start, summary, progress, chunk_bytes)
-            return summary
+            reached = _ingest_from(
+                log, source, _start_position(log, stored), summary, progress, chunk_bytes
+            )
+            return summary, reached
         except PositionMoved:
-            continue  # another process loaded the chunk we parsed; go on from its position
+            # Another process loaded the chunk we parsed: go on from where it got to.
+            stored = read_position(SOURCE_KIND, source)
 
 
 def _start_position(
@@ -211,7 +223,7 @@ def _ingest_from(
     summary: IngestSummary,
     progress: IO[str] | None,
     chunk_bytes: int | None,
-) -> None:
+) -> Position:
     expected, position = start
     remaining = files.end_offset(log) - position.byte_offset
     bar = None
@@ -244,6 +256,7 @@ def _ingest_from(
     finally:
         if bar is not None:
             bar.close()
+    return position
 
 
 def _loader(
@@ -256,15 +269,11 @@ def _loader(
     return load
 
 
-def _pending(log: files.LogFile) -> int:
-    """Bytes of an unterminated last line, waiting for its newline."""
+def _pending(log: files.LogFile, reached: Position) -> int:
+    """Bytes after the last complete line: a line still being written."""
     if log.compressed:
         return 0
-    stored = read_position(SOURCE_KIND, str(log.path))
-    current = files.describe(log.path)
-    if stored is None or stored.file_key != current.file_key:
-        return current.size
-    return max(current.size - stored.byte_offset, 0)
+    return max(files.describe(log.path).size - reached.byte_offset, 0)
 
 
 class BodyError(ValueError):
