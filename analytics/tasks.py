@@ -13,3 +13,16 @@ from analytics import warehouse
 def maintain_warehouse(keep_snapshots_days: int = 7) -> dict[str, Any]:
     """Merge small files, expire old snapshots, delete unreferenced files."""
     return warehouse.run_maintenance(keep_snapshots_days=keep_snapshots_days)
+
+
+@shared_task(name="analytics.send_daily_cost_report", ignore_result=True)
+def send_daily_cost_report() -> dict[str, Any]:
+    """Send yesterday's cost report once it is due (see daily_cost_schedule)."""
+    from analytics.reports.daily_cost_delivery import deliver_report
+    from analytics.reports.daily_cost_schedule import due_report_day, report_zone
+
+    day = due_report_day()
+    if day is None:
+        return {"due": False}
+    outcome = deliver_report(day, report_zone().key)
+    return {"due": True, "date": day.isoformat(), **vars(outcome)}

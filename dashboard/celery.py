@@ -68,6 +68,14 @@ def _beat_schedule(tail_seconds: int, scrape_seconds: int = 15) -> dict[str, dic
             "schedule": timedelta(hours=1),
             "options": {"expires": 1800},
         },
+        # The daily cost report: each tick sends yesterday's report to recipients not yet
+        # served once the local report time has passed (FLEETSCOPE_COST_REPORT_TIME/_TZ),
+        # so daylight-saving changes never shift it; a late tick is dropped, not stacked.
+        "send-daily-cost-report": {
+            "task": "analytics.send_daily_cost_report",
+            "schedule": timedelta(minutes=15),
+            "options": {"expires": 600},
+        },
         # Merge small Parquet files, expire week-old snapshots, delete unreferenced files.
         "warehouse-maintenance": {
             "task": "analytics.maintain_warehouse",

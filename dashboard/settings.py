@@ -148,6 +148,12 @@ FLEETSCOPE_TOKEN_ENCODINGS = read_list(
 # ISO 639-1 codes the detector may answer; empty = every one it knows (about 100).
 FLEETSCOPE_DETECT_LANGUAGES = read_list("FLEETSCOPE_DETECT_LANGUAGES", [])
 
+# --- costs ---
+# The daily cost report covers yesterday in this time zone and is sent from this local
+# time on (HH:MM) to the recipients configured in the admin.
+FLEETSCOPE_COST_REPORT_TZ = read_str("FLEETSCOPE_COST_REPORT_TZ", "UTC")
+FLEETSCOPE_COST_REPORT_TIME = read_str("FLEETSCOPE_COST_REPORT_TIME", "07:00")
+
 # --- Celery ---
 CELERY_BROKER_URL = read_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_DIR = DATA_DIR / "broker"

@@ -6,6 +6,7 @@ from django.urls import path
 
 from dashboard import views
 from dashboard.api import api
+from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
 from dashboard.pages import serving as serving_pages
 from dashboard.pages import tokens as tokens_pages
@@ -26,6 +27,9 @@ urlpatterns = [
     path("tokens/", tokens_pages.tokens_page, name="tokens"),
     path("tokens/charts/tax.json", tokens_pages.tax_chart, name="tokens-tax-chart"),
     path("tokens/charts/traffic.json", tokens_pages.traffic_chart, name="tokens-traffic-chart"),
+    path("costs/", costs_pages.costs_page, name="costs"),
+    path("costs/report.csv", costs_pages.costs_csv, name="costs-csv"),
+    path("costs/charts/<slug:name>.json", costs_pages.costs_chart, name="costs-chart"),
     path("overview/", overview_pages.overview_page, name="overview"),
     path("overview/chart.json", overview_pages.overview_chart, name="overview-chart"),
     path("serving/", serving_pages.serving_overview, name="serving"),
@@ -36,7 +40,9 @@ urlpatterns = [
         name="serving-chart",
     ),
     path("serving/model-config/", serving_pages.save_model_config, name="serving-model-config"),
-    path("serving/instance/<path:instance>/", serving_pages.serving_instance, name="serving-instance"),
+    path(
+        "serving/instance/<path:instance>/", serving_pages.serving_instance, name="serving-instance"
+    ),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

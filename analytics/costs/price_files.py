@@ -59,7 +59,8 @@ class PriceRow:
     provider: str = ""
 
 
-def _decimal(value: Any, name: str, model: str) -> Decimal | None:
+def _decimal(value: Any, name: str, model: str, *, scale: int = 1) -> Decimal | None:
+    """A price >= 0 times `scale` (LiteLLM's per-token prices: 1,000,000), to 6 places."""
     if value is None or value == "":
         return None
     if isinstance(value, bool):
@@ -70,7 +71,7 @@ def _decimal(value: Any, name: str, model: str) -> Decimal | None:
         raise ParameterError(f"{model}: {name} must be a number, got {value!r}") from None
     if not number.is_finite() or number < 0:
         raise ParameterError(f"{model}: {name} must be a number >= 0, got {value!r}")
-    return number.quantize(_SIX_PLACES)
+    return (number * scale).quantize(_SIX_PLACES)
 
 
 def _date(value: Any, model: str) -> date:
@@ -119,9 +120,7 @@ def parse_litellm(document: dict[str, Any], valid_from: date) -> list[PriceRow]:
             continue
         prices: dict[str, Decimal | None] = dict.fromkeys(_PRICE_FIELDS)
         for theirs, ours in _LITELLM_FIELDS.items():
-            per_token = _decimal(spec.get(theirs), theirs, model)
-            if per_token is not None:
-                prices[ours] = (per_token * 1_000_000).quantize(_SIX_PLACES)
+            prices[ours] = _decimal(spec.get(theirs), theirs, model, scale=1_000_000)
         rows.append(
             PriceRow(
                 model=model,

@@ -235,3 +235,30 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
         "trend": trend,
         "mean_7d_usd": _money(mean_7d),
     }
+
+
+def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict[str, Any]:
+    """API spend per day for the `days` days ending on `last_day`, by model and by run
+    (unpriced calls add nothing; their models are listed)."""
+    zone = read_zone(tz)
+    first_day = last_day - timedelta(days=days - 1)
+    start, _ = day_bounds(first_day, zone)
+    _, end = day_bounds(last_day, zone)
+    priced = _price_rows(queries.read_usage(start, end, zone.key), PriceBook.load())
+    day_list = [first_day + timedelta(days=n) for n in range(days)]
+    index = {d: n for n, d in enumerate(day_list)}
+    by_model: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
+    by_run: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
+    unpriced: set[str] = set()
+    for p in priced:
+        model = p.row.model or UNKNOWN_MODEL
+        if p.usd is None:
+            unpriced.add(model)
+        by_model[model][index[p.row.day]] += p.usd or 0.0
+        by_run[p.row.run][index[p.row.day]] += p.usd or 0.0
+    return {
+        "days": day_list,
+        "by_model": dict(by_model),
+        "by_run": dict(by_run),
+        "unpriced": sorted(unpriced),
+    }

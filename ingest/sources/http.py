@@ -43,6 +43,24 @@ def get(
     request = urllib.request.Request(  # noqa: S310 - scheme checked above
         url, headers={"Accept": accept, "User-Agent": USER_AGENT}
     )
+    return _send(request, timeout_s)
+
+
+def post_json(url: str, body: bytes, *, timeout_s: float = 10.0) -> Response:
+    """POST a JSON body (webhooks); any non-2xx answer is a FetchError."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise FetchError(f"not an http(s) URL: {url!r}")
+    request = urllib.request.Request(  # noqa: S310 - scheme checked above
+        url,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
+    )
+    return _send(request, timeout_s)
+
+
+def _send(request: urllib.request.Request, timeout_s: float) -> Response:
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as resp:  # noqa: S310
             body = resp.read(MAX_BODY_BYTES + 1)

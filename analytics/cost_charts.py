@@ -1,0 +1,48 @@
+"""Cost figures for the Costs page: daily API spend stacked by model or by run.
+
+Turns analytics.reports.daily_cost series into Plotly figures; never queries.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import plotly.graph_objects as go
+
+from analytics.charts import base_layout
+
+TOP_SERIES = 8  # more stacked series than this are folded into "other"
+
+
+def spend_figure(days: list[date], series: dict[str, list[float]], what: str) -> go.Figure:
+    """Stacked daily bars, largest series first; the rest folded into `other`. Series
+    with no priced spend (unpriced models) are left out: the page warns about them."""
+    ranked = sorted(
+        ((name, values) for name, values in series.items() if any(values)),
+        key=lambda item: (-sum(item[1]), item[0]),
+    )
+    shown = ranked[:TOP_SERIES]
+    rest = ranked[TOP_SERIES:]
+    if rest:
+        other = [sum(values[n] for _, values in rest) for n in range(len(days))]
+        shown.append((f"other {what}s ({len(rest)})", other))
+    fig = go.Figure()
+    x = [d.isoformat() for d in days]
+    for name, values in shown:
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=values,
+                name=name,
+                hovertemplate="%{x}: $%{y:.2f}<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.update_layout(
+        **base_layout(
+            barmode="stack",
+            hovermode="closest",
+            xaxis={"type": "date", "gridcolor": "#eef0f3", "title": {"text": "day"}},
+            yaxis={"gridcolor": "#eef0f3", "rangemode": "tozero", "title": {"text": "USD"}},
+        )
+    )
+    return fig

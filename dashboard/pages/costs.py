@@ -1,0 +1,84 @@
+"""The Costs page: the daily report for any day, daily spend charts by model and by run,
+the CSV download, team budgets and recent report deliveries. Views only: data from
+analytics.reports.daily_cost, figures from analytics.cost_charts.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from analytics import charts, cost_charts
+from analytics.costs_api import read_day
+from analytics.errors import ParameterError
+from analytics.models import ReportDelivery
+from analytics.reports import daily_cost_formats as formats
+from analytics.reports.daily_cost import build_daily_report, build_spend_series, read_zone
+
+CHART_DAYS = 30
+CHARTS = {"model": "by_model", "run": "by_run"}
+
+
+def _read(request: HttpRequest) -> tuple[date, str]:
+    tz = request.GET.get("tz") or "UTC"
+    zone = read_zone(tz)
+    return read_day(request.GET.get("date"), zone.key), zone.key
+
+
+def _problem(exc: Exception) -> HttpResponse:
+    return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+
+
+@login_required
+def costs_page(request: HttpRequest) -> HttpResponse:
+    try:
+        day, tz = _read(request)
+        report = build_daily_report(day, tz)
+    except ParameterError as exc:
+        return _problem(exc)
+    query = urlencode({"date": day.isoformat(), "tz": tz})
+    return render(
+        request,
+        "costs/costs.html",
+        {
+            "nav": "costs",
+            **formats.html_context(report),
+            "tz": tz,
+            "chart_days": CHART_DAYS,
+            "model_chart_url": reverse("costs-chart", args=["model"]) + "?" + query,
+            "run_chart_url": reverse("costs-chart", args=["run"]) + "?" + query,
+            "csv_url": reverse("costs-csv") + "?" + query,
+            "json_url": reverse("api:costs_daily") + "?" + query,
+            "deliveries": ReportDelivery.objects.all()[:10],
+        },
+    )
+
+
+@login_required
+def costs_chart(request: HttpRequest, name: str) -> HttpResponse:
+    if name not in CHARTS:
+        raise Http404("no such chart")
+    try:
+        day, tz = _read(request)
+        series = build_spend_series(day, CHART_DAYS, tz)
+    except ParameterError as exc:
+        return _problem(exc)
+    fig = cost_charts.spend_figure(series["days"], series[CHARTS[name]], name)
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+@login_required
+def costs_csv(request: HttpRequest) -> HttpResponse:
+    try:
+        day, tz = _read(request)
+        report = build_daily_report(day, tz)
+    except ParameterError as exc:
+        return _problem(exc)
+    response = HttpResponse(formats.to_csv(report), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="fleetscope-costs-{day}.csv"'
+    return response

@@ -1,0 +1,78 @@
+"""Price files: Fleetscope's format in JSON and YAML, LiteLLM's map, the shipped list."""
+
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import orjson
+import pytest
+from django.core.management import call_command
+
+from analytics.costs.price_files import SHIPPED_PRICES, read_price_file
+from analytics.costs.pricing import PriceBook
+from analytics.errors import ParameterError
+from analytics.models import ModelPrice
+
+LITELLM = {
+    "sample_spec": {"input_cost_per_token": 0, "output_cost_per_token": 0},
+    "claude-haiku-4-5": {
+        "input_cost_per_token": 1e-06,
+        "output_cost_per_token": 5e-06,
+        "cache_read_input_token_cost": 1e-07,
+        "cache_creation_input_token_cost": 1.25e-06,
+        "cache_creation_input_token_cost_above_1hr": 2e-06,
+        "litellm_provider": "anthropic",
+        "mode": "chat",
+    },
+    "text-embedding-3-small": {
+        "input_cost_per_token": 2e-08,
+        "output_cost_per_token": 0,
+        "mode": "embedding",
+    },
+}
+
+
+def test_litellms_map_is_read_per_million_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "model_prices_and_context_window.json"
+    path.write_bytes(orjson.dumps(LITELLM))
+    [row] = read_price_file(path, date(2026, 1, 1))
+    assert row.model == "claude-haiku-4-5" and row.provider == "anthropic"
+    assert row.prices["input_per_mtok"] == Decimal("1.000000")
+    assert row.prices["cached_input_per_mtok"] == Decimal("0.100000")
+    assert row.prices["cache_write_per_mtok"] == Decimal("1.250000")
+    assert row.prices["cache_write_1h_per_mtok"] == Decimal("2.000000")
+    assert row.prices["output_per_mtok"] == Decimal("5.000000")
+    assert row.valid_from == date(2026, 1, 1)
+
+
+def test_yaml_in_fleetscopes_format_loads_through_the_command(tmp_path: Path, db: None) -> None:
+    path = tmp_path / "prices.yaml"
+    path.write_text(
+        "- model: acme-coder\n  aliases: [acme]\n  input_per_mtok: 2\n  output_per_mtok: 8\n"
+        "  valid_from: 2026-02-01\n"
+    )
+    call_command("load_prices", str(path))
+    row = ModelPrice.objects.get(model="acme-coder")
+    assert (row.input_per_mtok, row.aliases, row.valid_from) == (
+        Decimal(2),
+        ["acme"],
+        date(2026, 2, 1),
+    )
+
+
+def test_a_price_without_output_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(
+        orjson.dumps([{"model": "x", "input_per_mtok": 1, "valid_from": "2026-01-01"}])
+    )
+    with pytest.raises(ParameterError, match="output_per_mtok is required"):
+        read_price_file(path, date(2026, 1, 1))
+
+
+def test_the_shipped_prices_are_in_a_new_database_and_match_dated_names(db: None) -> None:
+    shipped = read_price_file(SHIPPED_PRICES, date(2026, 1, 1))
+    assert ModelPrice.objects.filter(source="shipped").count() == len(shipped) > 20
+    book = PriceBook.load()
+    haiku = book.price("claude-haiku-4-5-20251001", date(2026, 2, 12))
+    assert haiku is not None and (haiku.input, haiku.output) == (1.0, 5.0)
+    assert book.price("gpt-5.2", date(2026, 1, 14)) is not None

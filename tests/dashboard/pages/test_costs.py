@@ -1,0 +1,109 @@
+"""The Costs page: login, the report for a day with escaped labels and the unpriced
+warning, the charts equal to the report, the CSV download, budgets and deliveries."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import orjson
+import pytest
+from django.test import Client
+
+from analytics.models import ModelPrice, RecipientKind, ReportDelivery, Team
+from ingest.pipelines.agent_events import ingest_body
+
+RUN = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def client(user: object) -> Client:
+    c = Client()
+    c.force_login(user)  # type: ignore[arg-type]
+    return c
+
+
+@pytest.fixture
+def spend(lake: object, db: None) -> None:
+    ModelPrice.objects.all().delete()
+    ModelPrice.objects.create(
+        model="gpt-5",
+        input_per_mtok=Decimal("1.25"),
+        output_per_mtok=Decimal(10),
+        valid_from=date(2025, 8, 7),
+    )
+    lines = [
+        {
+            "ts": "2026-01-13T10:00:00Z",
+            "run": RUN,
+            "agent": "w",
+            "event": "llm_call",
+            "model": "gpt-5",
+            "usage": {"input_tokens": 800_000, "output_tokens": 0},
+        },
+        {
+            "ts": "2026-01-14T10:00:00Z",
+            "run": RUN,
+            "agent": "w",
+            "event": "llm_call",
+            "model": "gpt-5",
+            "usage": {"input_tokens": 1_000_000, "output_tokens": 100_000},
+        },
+        {
+            "ts": "2026-01-14T11:00:00Z",
+            "run": "r2",
+            "agent": "w",
+            "event": "llm_call",
+            "model": "mystery-1",
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        },
+    ]
+    ingest_body(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    Team.objects.create(name="web", run_patterns=["<script>*"], daily_budget_usd=2)
+
+
+def test_the_page_needs_a_login(db: None) -> None:
+    answer = Client().get("/costs/")
+    assert answer.status_code == 302 and "/accounts/login/" in answer["Location"]
+
+
+def test_the_page_shows_the_day_escaped_with_the_unpriced_warning(client, spend) -> None:
+    ReportDelivery.objects.create(
+        report_date=date(2026, 1, 14),
+        kind=RecipientKind.EMAIL,
+        target="ops@example.com",
+        ok=False,
+        error="refused",
+    )
+    html = client.get("/costs/?date=2026-01-14").content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "Unpriced models" in html and "mystery-1" in html
+    assert "$2.25" in html
+    assert "112.5% over budget" in html
+    assert "refused" in html
+    assert 'href="/costs/report.csv?date=2026-01-14&amp;tz=UTC"' in html
+
+
+def test_the_charts_stack_daily_spend_like_the_report(client, spend) -> None:
+    fig = orjson.loads(client.get("/costs/charts/model.json?date=2026-01-14").content)
+    [trace] = fig["data"]
+    assert trace["name"] == "gpt-5"
+    assert trace["x"][-2:] == ["2026-01-13", "2026-01-14"]
+    assert trace["y"][-2:] == [pytest.approx(1.0), pytest.approx(2.25)]
+    by_run = orjson.loads(client.get("/costs/charts/run.json?date=2026-01-14").content)
+    assert [t["name"] for t in by_run["data"]] == [RUN]  # r2 only used an unpriced model
+    assert client.get("/costs/charts/nope.json").status_code == 404
+
+
+def test_the_csv_downloads(client, spend) -> None:
+    answer = client.get("/costs/report.csv?date=2026-01-14")
+    assert answer["Content-Disposition"] == (
+        'attachment; filename="fleetscope-costs-2026-01-14.csv"'
+    )
+    assert "total,all,,,,,,2.250000," in answer.content.decode()
+
+
+def test_a_bad_day_is_422(client, lake) -> None:
+    assert client.get("/costs/?date=tomorrow").status_code == 422
+    assert client.get("/costs/?date=2026-01-14&tz=Nowhere/Else").status_code == 422
