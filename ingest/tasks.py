@@ -18,24 +18,28 @@ from ingest.sources.files import SourceError
 log = logging.getLogger(__name__)
 
 
+def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...]) -> dict[str, Any]:
+    """Run each pipeline on each folder of its setting. A missing folder is reported and
+    skipped; the others are still read."""
+    totals: dict[str, Any] = {"accepted": 0, "quarantined": 0, "duplicates": 0, "errors": []}
+    for setting, run in sources:
+        for folder in getattr(settings, setting):
+            try:
+                summary = run([folder])
+            except SourceError as exc:
+                log.warning("tail: %s", exc)
+                totals["errors"].append(str(exc))
+                continue
+            totals["accepted"] += summary.accepted
+            totals["quarantined"] += summary.quarantined
+            totals["duplicates"] += summary.duplicates
+    return totals
+
+
 @shared_task(name="ingest.tail_agent_events", ignore_result=True)
 def tail_agent_events() -> dict[str, Any]:
-    """Read new lines from every configured agent-event folder (FLEETSCOPE_TAIL_AGENT_EVENTS).
-
-    A folder that is missing is reported and skipped; the others are still read.
-    """
-    totals: dict[str, Any] = {"accepted": 0, "quarantined": 0, "duplicates": 0, "errors": []}
-    for folder in settings.FLEETSCOPE_TAIL_AGENT_EVENTS:
-        try:
-            summary = run_agent_events([folder])
-        except SourceError as exc:
-            log.warning("tail_agent_events: %s", exc)
-            totals["errors"].append(str(exc))
-            continue
-        totals["accepted"] += summary.accepted
-        totals["quarantined"] += summary.quarantined
-        totals["duplicates"] += summary.duplicates
-    return totals
+    """Read new lines from every configured agent-event folder (FLEETSCOPE_TAIL_AGENT_EVENTS)."""
+    return _tail((("FLEETSCOPE_TAIL_AGENT_EVENTS", run_agent_events),))
 
 
 # (setting, pipeline) for the transcript folders the tail task reads.
@@ -49,17 +53,5 @@ _TRANSCRIPT_SOURCES: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...
 def tail_transcripts() -> dict[str, Any]:
     """Read what live Claude Code and Codex sessions appended since the last pass, from the
     folders in FLEETSCOPE_TAIL_CLAUDE_CODE and FLEETSCOPE_TAIL_CODEX (a line still being
-    written waits for the next pass). A missing folder is reported and skipped."""
-    totals: dict[str, Any] = {"accepted": 0, "quarantined": 0, "duplicates": 0, "errors": []}
-    for setting, run in _TRANSCRIPT_SOURCES:
-        for folder in getattr(settings, setting):
-            try:
-                summary = run([folder])
-            except SourceError as exc:
-                log.warning("tail_transcripts: %s", exc)
-                totals["errors"].append(str(exc))
-                continue
-            totals["accepted"] += summary.accepted
-            totals["quarantined"] += summary.quarantined
-            totals["duplicates"] += summary.duplicates
-    return totals
+    written waits for the next pass)."""
+    return _tail(_TRANSCRIPT_SOURCES)
