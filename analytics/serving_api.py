@@ -152,13 +152,19 @@ def _target_labels() -> dict[str, dict[str, str]]:
 
 def _window(
     instance: str | None, start: str | None, end: str | None, bucket: str | None
-) -> serving.Window:
-    if instance is not None:
-        serving.require_instance(instance)
+) -> tuple[serving.Window, dict[str, Any] | None]:
+    """The request's window and, for one instance, its summary row (404 when unknown)."""
+    row = serving.require_instance(instance) if instance is not None else None
     bucket_s = parse_bucket_seconds(bucket) if bucket else None
-    return serving.make_window(
-        instance, parse_time(start, name="start"), parse_time(end, name="end"), bucket_s
+    known = (row["first_scrape"], row["last_scrape"]) if row else None
+    window = serving.make_window(
+        instance,
+        parse_time(start, name="start"),
+        parse_time(end, name="end"),
+        bucket_s,
+        known_range=known,
     )
+    return window, row
 
 
 def _times(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -213,7 +219,7 @@ def kv_usage(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Mean KV-cache usage (fraction 0..1) per bucket, over every engine unless `engine`."""
-    w = _window(instance, start, end, bucket)
+    w, _ = _window(instance, start, end, bucket)
     points = serving.kv_usage(instance, w, engine)
     return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
 
@@ -228,11 +234,9 @@ def prefix_cache(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Prefix-cache hits, queries and hit rate per bucket and overall (reset-aware)."""
-    w = _window(instance, start, end, bucket)
+    w, row = _window(instance, start, end, bucket)
     answer = serving.prefix_cache(instance, w, engine)
-    unit = None
-    if instance is not None:
-        unit = serving.require_instance(instance)["prefix_unit"]
+    unit = row["prefix_unit"] if row else None
     return {
         "instance": instance,
         "bucket_seconds": w.bucket_s,
@@ -252,7 +256,7 @@ def preemptions(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Preemptions per bucket and in total (reset-aware counter increases)."""
-    w = _window(instance, start, end, bucket)
+    w, _ = _window(instance, start, end, bucket)
     answer = serving.preemptions(instance, w, engine)
     return {
         "instance": instance,
@@ -277,7 +281,7 @@ def latency(
     as histogram_quantile(q, sum by (le) (increase(..._bucket[bucket])))."""
     if not math.isfinite(quantile):
         raise ParameterError("quantile must be a number between 0 and 1")
-    w = _window(instance, start, end, bucket)
+    w, _ = _window(instance, start, end, bucket)
     answer = serving.latency(metric, quantile, instance, w, engine)
     return {
         "instance": instance,
@@ -299,7 +303,7 @@ def throughput(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Prompt and generation tokens per second per bucket."""
-    w = _window(instance, start, end, bucket)
+    w, _ = _window(instance, start, end, bucket)
     points = serving.throughput(instance, w, engine)
     return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
 
@@ -314,7 +318,7 @@ def queue(
     engine: str | None = None,
 ) -> dict[str, Any]:
     """Running and waiting requests per bucket (means summed over engines, and peaks)."""
-    w = _window(instance, start, end, bucket)
+    w, _ = _window(instance, start, end, bucket)
     points = serving.queue(instance, w, engine)
     return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
 

@@ -269,10 +269,12 @@ def make_window(
     start: datetime | None,
     end: datetime | None,
     bucket_s: int | None,
+    *,
+    known_range: tuple[datetime, datetime] | None = None,
 ) -> Window:
-    """Resolve defaults (the data's own range) and align to whole buckets."""
+    """Resolve defaults (the data's own range, or `known_range`) and align to buckets."""
     if start is None or end is None:
-        found = data_range(instance)
+        found = known_range or data_range(instance)
         if found is None:
             now = datetime.now(UTC)
             found = (now - timedelta(hours=1), now)

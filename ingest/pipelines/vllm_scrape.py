@@ -36,17 +36,18 @@ log = logging.getLogger(__name__)
 # counter baseline; looked for within the raw retention window, where samples still are)
 # and the rollup watermark. Every DuckLake statement costs ~10 ms of CPU, so one, not three.
 SCRAPE_STATE = """
-    SELECT 'stored' AS kind, instance, epoch_us(ts) AS us, up
-    FROM serving_scrapes
-    WHERE ts >= ? AND ts <= ? AND list_contains(?, instance)
-    UNION ALL
-    SELECT 'last_up', instance, epoch_us(max(ts)), true
-    FROM serving_scrapes
-    WHERE up AND ts >= ? AND ts < ? AND list_contains(?, instance)
-    GROUP BY instance
-    UNION ALL
-    SELECT 'mark', NULL, epoch_us(max(rolled_until)), NULL
-    FROM serving_rollup_marks
+    WITH per_instance AS (
+        SELECT instance,
+               max(ts) FILTER (WHERE up AND ts < $first) AS last_up_before,
+               list(epoch_us(ts) ORDER BY ts) FILTER (WHERE ts >= $first) AS stored_us,
+               list(up ORDER BY ts) FILTER (WHERE ts >= $first) AS stored_up
+        FROM serving_scrapes
+        WHERE ts >= $lookback AND ts <= $last AND list_contains($instances, instance)
+        GROUP BY instance
+    ),
+    mark AS (SELECT max(rolled_until) AS mark FROM serving_rollup_marks)
+    SELECT p.instance, p.last_up_before, p.stored_us, p.stored_up, mark.mark
+    FROM mark LEFT JOIN per_instance p ON true
 """
 
 # `ts >= ?` is a constant so DuckLake can skip every file older than the oldest baseline.
@@ -233,22 +234,30 @@ def _read_state(cur: duckdb.DuckDBPyConnection, ordered: list[PendingScrape]) ->
     last = max(p.ts for p in ordered)
     lookback = first - timedelta(hours=settings.FLEETSCOPE_SERVING_RAW_RETENTION_HOURS)
     rows = cur.execute(
-        SCRAPE_STATE, [first, last, instances, lookback, first, instances]
+        SCRAPE_STATE,
+        {"first": first, "last": last, "lookback": lookback, "instances": instances},
     ).fetchall()
-    stored: set[tuple[str, int]] = set()
-    last_up: dict[str, datetime] = {}
-    mark = None
     firsts: dict[str, datetime] = {}
     for p in ordered:
         firsts.setdefault(p.instance, p.ts)
-    for kind, instance, us, up in rows:
-        if kind == "mark":
-            mark = _from_us(int(us)) if us is not None else None
-        elif kind == "stored":
+    stored: set[tuple[str, int]] = set()
+    last_up: dict[str, datetime] = {}
+    mark = None
+    for instance, before, stored_us, stored_up, row_mark in rows:
+        mark = row_mark if row_mark is not None else mark
+        if instance is None:
+            continue
+        if before is not None:
+            last_up[instance] = before
+        for us, up in zip(stored_us or [], stored_up or [], strict=True):
             stored.add((instance, int(us)))
-        if kind == "last_up" or (kind == "stored" and up and _from_us(int(us)) < firsts[instance]):
             when = _from_us(int(us))
-            if instance not in last_up or when > last_up[instance]:
+            # a scrape stored inside the batch's span but before this instance's first one
+            if (
+                up
+                and when < firsts[instance]
+                and (instance not in last_up or when > last_up[instance])
+            ):
                 last_up[instance] = when
     return _State(stored, last_up, mark)
 
