@@ -155,6 +155,18 @@ def error_rate(
     return _times(queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
 
 
+class EventKindOut(Schema):
+    kind: str
+    events: int
+
+
+@router.get("/{path:run}/event-kinds", response=list[EventKindOut], summary="Events per kind")
+def event_kinds(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return queries.event_kinds(run, _window(start, end))
+
+
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
 def agents(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
     return _times(queries.agents(run, _window(start, end)))

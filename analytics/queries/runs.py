@@ -49,6 +49,31 @@ run_events AS (
 )
 """
 
+# The contract's event kinds; any other kind is kept and counted as `other`.
+KNOWN_KINDS = (
+    "spawn",
+    "task",
+    "llm_call",
+    "tool_call",
+    "commit",
+    "push",
+    "handoff",
+    "error",
+    "summary",
+    "stop",
+)
+
+EVENT_KINDS_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT CASE WHEN list_contains($known, event) THEN event ELSE 'other' END AS kind,
+       count(*) AS events
+FROM run_events
+GROUP BY ALL
+ORDER BY events DESC, kind
+"""
+)
+
 RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
 
 # Totals per run. Commit events are deduplicated by sha (the first logged instance stays,
@@ -368,6 +393,13 @@ def agents(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
         row["last_ts"] = _utc(row["last_ts"])
         row["cost_usd"] = float(row["cost_usd"]) if row["cost_usd"] is not None else None
     return rows
+
+
+def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+    """Events per kind (commits deduplicated by sha); unknown kinds fold into `other`."""
+    ensure_run(run)
+    params = {"run": run, "known": list(KNOWN_KINDS), **window.params()}
+    return warehouse.fetch_all(EVENT_KINDS_SQL, params)
 
 
 def run_summary(run: str) -> dict[str, Any]:

@@ -23,19 +23,6 @@ import pyarrow.compute as pc
 SOURCE_KIND = "agent-events"
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
 
-KNOWN_KINDS = (
-    "spawn",
-    "task",
-    "llm_call",
-    "tool_call",
-    "commit",
-    "push",
-    "handoff",
-    "error",
-    "summary",
-    "stop",
-)
-
 
 class JsonType:
     """JSON value classes, told apart by a value's first byte."""

@@ -216,3 +216,21 @@ def test_unknown_runs_and_inverted_ranges_are_errors() -> None:
         runs.TimeRange(at("11:00:00"), at("10:00:00"))
     with pytest.raises(ParameterError, match="buckets"):
         runs.commit_rate("r1", 1, runs.TimeRange(at("00:00:00"), at("23:00:00")))
+
+
+def test_event_kinds_fold_unknown_kinds_into_other() -> None:
+    ingest_body(
+        orjson.dumps({"ts": "2026-01-14T12:50:00Z", "run": "r1", "agent": "w1", "event": "thought"})
+        + b"\n"
+    )
+    kinds = {k["kind"]: k["events"] for k in runs.event_kinds("r1")}
+    assert kinds == {
+        "spawn": 3,
+        "tool_call": 5,
+        "error": 1,
+        "llm_call": 2,
+        "commit": 5,
+        "push": 1,
+        "stop": 1,
+        "other": 1,
+    }
