@@ -73,6 +73,23 @@ PLANNER_MODEL = "gpt-5.2"
 WORKER_MODELS = ("gpt-5.1-codex", "gpt-5.2")
 
 
+def poisson_times(
+    rng: np.random.Generator, per_minute: np.ndarray, minutes: np.ndarray, end_ms: int
+) -> np.ndarray:
+    counts = rng.poisson(per_minute)
+    times = np.repeat(minutes * MINUTE_MS, counts) + rng.integers(0, MINUTE_MS, int(counts.sum()))
+    return np.sort(times[times < end_ms])
+
+
+def pick_spawned(rng: np.random.Generator, times: np.ndarray, spawn: np.ndarray) -> np.ndarray:
+    """For each time, a worker already spawned then (index into spawn, which is sorted by
+    worker, not time): uniform among them, so busy hours spread over many workers."""
+    order = np.argsort(spawn, kind="stable")
+    spawned = np.searchsorted(spawn[order], times, side="right")
+    spawned = np.maximum(spawned, 1)
+    return np.asarray(order[(rng.random(len(times)) * spawned).astype(np.int64)])
+
+
 def commits(
     spec: RunSpec,
     rng: np.random.Generator,
@@ -283,21 +300,26 @@ def planning(
     spawn_ms: np.ndarray,
     commit_times: np.ndarray,
     commit_agents: np.ndarray,
+    work_times: np.ndarray,
     work_end_ms: int,
 ) -> None:
-    """Planners think (llm calls every few minutes), create the tasks workers commit, and
-    hand progress up to their own planner."""
+    """Planners think (an llm call every few minutes each, busier when the fleet is, so
+    the mix of attempts, and with it a flat error rate, holds through the ramp), create
+    the tasks workers commit, and hand progress up to their own planner."""
     index = {a.name: i for i, a in enumerate(agents)}
     calls_t: list[np.ndarray] = []
     calls_a: list[np.ndarray] = []
     notes_t: list[np.ndarray] = []
     notes_a: list[np.ndarray] = []
+    calls = rng.poisson(len(planners) * work_end_ms / (4 * MINUTE_MS)) if len(work_times) else 0
+    at = np.sort(
+        work_times[rng.integers(0, len(work_times), calls)] + rng.integers(0, 30_000, calls)
+    )
+    calls_t.append(at)
+    calls_a.append(planners[pick_spawned(rng, at, spawn_ms[planners])])
     for p in planners:
         start = int(spawn_ms[p]) + 1_000
         span = max(work_end_ms - start, 1)
-        count = rng.poisson(span / (4 * MINUTE_MS))
-        calls_t.append(np.sort(start + rng.integers(0, span, count)))
-        calls_a.append(np.full(count, p))
         if agents[p].parent is not None:
             ups = rng.poisson(span / (45 * MINUTE_MS))
             notes_t.append(np.sort(start + rng.integers(0, span, ups)))

@@ -49,18 +49,27 @@ def build_events(spec: RunSpec) -> Events:
     minutes = np.arange(int(np.ceil(work_end_ms / MINUTE_MS)))
     rate = commit_rate_per_hour(spec, (minutes + 0.5) / 60) / 60
     rate[minutes < 3] = 0.0  # planners plan before anything lands
-    work_times = _poisson_times(rng, rate * spec.work_per_commit, minutes, work_end_ms)
+    work_times = activity.poisson_times(rng, rate * spec.work_per_commit, minutes, work_end_ms)
     if spec.stall_at is not None:
         stall_from = spec.stall_at * 60
         rate[(minutes >= stall_from) & (minutes < stall_from + spec.stall_hours * 60)] = 0.0
-    commit_times = _poisson_times(rng, rate, minutes, work_end_ms)
+    commit_times = activity.poisson_times(rng, rate, minutes, work_end_ms)
 
-    commit_agents = workers[_pick_active(rng, commit_times, worker_spawn)]
+    commit_agents = workers[activity.pick_spawned(rng, commit_times, worker_spawn)]
     activity.commits(spec, rng, rows, agents, commit_times, commit_agents)
-    work_agents = workers[_pick_active(rng, work_times, worker_spawn)]
+    work_agents = workers[activity.pick_spawned(rng, work_times, worker_spawn)]
     activity.work(spec, rng, rows, work_times, work_agents, end_ms)
     activity.planning(
-        spec, rng, rows, agents, planners, spawn_ms, commit_times, commit_agents, work_end_ms
+        spec,
+        rng,
+        rows,
+        agents,
+        planners,
+        spawn_ms,
+        commit_times,
+        commit_agents,
+        work_times,
+        work_end_ms,
     )
     activity.lifecycle(spec, rng, rows, agents, spawn_ms, end_ms)
     return _finish(spec, rows, agents, end_ms)
@@ -102,23 +111,6 @@ def _tree(spec: RunSpec, rng: np.random.Generator, work_end_ms: int) -> tuple[li
         agents.append(Agent(f"w-{i + 1:04d}", Role.WORKER, parent, not bool(spawnless[i])))
         spawn.append(max(int(worker_spawn[i]), spawn[owners[owner_index[i]]] + 1000))
     return agents, np.asarray(spawn, np.int64)
-
-
-def _poisson_times(
-    rng: np.random.Generator, per_minute: np.ndarray, minutes: np.ndarray, end_ms: int
-) -> np.ndarray:
-    counts = rng.poisson(per_minute)
-    times = np.repeat(minutes * MINUTE_MS, counts) + rng.integers(0, MINUTE_MS, int(counts.sum()))
-    return np.sort(times[times < end_ms])
-
-
-def _pick_active(rng: np.random.Generator, times: np.ndarray, spawn: np.ndarray) -> np.ndarray:
-    """For each time, a worker already spawned then (index into spawn, which is sorted by
-    worker, not time): uniform among them, so busy hours spread over many workers."""
-    order = np.argsort(spawn, kind="stable")
-    spawned = np.searchsorted(spawn[order], times, side="right")
-    spawned = np.maximum(spawned, 1)
-    return np.asarray(order[(rng.random(len(times)) * spawned).astype(np.int64)])
 
 
 def _finish(spec: RunSpec, rows: Rows, agents: list[Agent], end_ms: int) -> Events:

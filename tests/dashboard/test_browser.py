@@ -29,8 +29,8 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "browser-test-password"
 FLEET = RunSpec(
-    run="fleet", seed=13, hours=6, workers=90, planners=4, peak_commits_per_hour=300,
-    stall_at=3.5, stall_hours=1.0,
+    run="fleet", seed=17, hours=4, workers=60, planners=4, peak_commits_per_hour=240,
+    stall_at=2.5, stall_hours=0.75,
 )  # fmt: skip
 
 
@@ -96,18 +96,19 @@ def test_a_user_logs_in_opens_a_run_reads_its_charts_and_tree_and_narrows_the_ra
     expect(page.locator("#stalls-table tbody tr")).to_have_count(1)
     expect(page.locator("#drift-badge")).to_contain_text("flat")
 
-    # Collapsed below the first levels: the planners show, their workers do not.
-    planner = page.locator('.agent-tree li[data-node="p-css"]')
+    # 73 agents: the root and planners open, subplanners closed with their workers hidden.
+    expect(page.locator(".agent-tree li.open")).to_have_count(5)
+    planner = page.locator('.agent-tree li[data-node="sp-css-1"]')
     worker_rows = page.locator('.agent-tree li[data-node^="w-"] > .node')
     expect(planner.locator("> .node")).to_be_visible()
-    assert worker_rows.first.is_hidden()
+    expect(planner.locator("> ul > li").first).to_be_hidden()
     planner.locator("> .node button[data-toggle]").click()
     expect(planner).to_have_class(re.compile(r"\bopen\b"))
     expect(planner.locator("> ul > li").first).to_be_visible()
     page.click("[data-expand-all=open]")
     expect(worker_rows.first).to_be_visible()
     visible_workers = page.locator('.agent-tree li[data-node^="w-"] > .node:visible')
-    expect(visible_workers).to_have_count(90)
+    expect(visible_workers).to_have_count(60)
     page.click("[data-expand-all=close]")
     expect(visible_workers).to_have_count(0)
     page.fill("[data-tree-filter]", "w-0042")
@@ -115,6 +116,20 @@ def test_a_user_logs_in_opens_a_run_reads_its_charts_and_tree_and_narrows_the_ra
     expect(visible_workers).to_have_count(1)
     page.fill("[data-tree-filter]", "")
     page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+
+    # What auto-refresh does: reload the fragments; the tree stays as the user left it.
+    planner.locator("> .node button[data-toggle]").click()
+    open_nodes = "[...document.querySelectorAll('.agent-tree li.open')].map(li => li.dataset.node)"
+    before = page.evaluate(open_nodes)
+    assert "sp-css-1" in before
+    with page.expect_response(re.compile(r"fragment=tree")):
+        page.evaluate("window.Fleetscope.reloadFragments()")
+    expect(page.locator('.agent-tree li[data-node="sp-css-1"]')).to_have_class(
+        re.compile(r"\bopen\b")
+    )
+    assert page.evaluate(open_nodes) == before
+    page.select_option("#run-controls select[data-refresh]", "30")
+    expect(page).to_have_url(re.compile(r"refresh=30"))
 
     commits_all = page.locator("#stat-commits").inner_text()
     page.click("#run-controls button[name=last][value='1h']")

@@ -71,7 +71,7 @@
     });
   }
 
-  window.Fleetscope = { drawAll: drawAll };
+  window.Fleetscope = { drawAll: drawAll, reloadFragments: reloadFragments };
   window.addEventListener("DOMContentLoaded", function () {
     drawAll();
     setupRefresh();
