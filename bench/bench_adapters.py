@@ -4,7 +4,7 @@ and git history (`ingest git` on Aero's 31,667 commits rebuilt with fast-import)
 Issue 5's targets: 1 GB of Claude Code transcripts at 50 MB/s or better with peak memory
 under 1 GiB; 30,000 commits in under 10 s. The transcripts are the shipped real session
 replicated under new ids; 256 MB by default (FLEETSCOPE_BENCH_CLAUDE_MB=1024 for the
-full gigabyte). The ingest streams in batches of 32 MB, so its peak memory does not grow
+full gigabyte). The ingest streams in batches of 64 MB, so its peak memory does not grow
 with the total; throughput is measured, not extrapolated, at whatever size is run.
 """
 

@@ -20,7 +20,10 @@ from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, rea
 from ingest.sources import files
 
 PATTERNS = ("*.jsonl", "*.jsonl.gz")
-BATCH_BYTES = 32 * 1024 * 1024
+# Measured on 100 MB of transcripts (bench_adapters): 64 MB batches cost about a third
+# less CPU than 32 MB ones (fewer commits and cross-batch lookups) for ~60 MiB more RSS;
+# one batch is parsed while the previous one commits, so two are in memory at once.
+BATCH_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
