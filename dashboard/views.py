@@ -7,6 +7,8 @@ analytics.agent_tree. No SQL here. Every view needs a login.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,6 +38,8 @@ from dashboard.run_window import (
 # levels start collapsed, so a run of hundreds of workers stays usable.
 TREE_OPEN_ROWS = 40
 INGEST_COMMAND = "python manage.py ingest agent-events PATH..."
+# Shared by every request of this process: a page's few independent queries run at once.
+_QUERIES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="page-query")
 BADGES = {"finished": "info", "stalled": "bad", "active": "good", "idle": "warn"}
 DRIFT_BADGES = {"rising": "bad", "falling": "good", "flat": "info"}
 
@@ -98,13 +102,26 @@ def _window(request: HttpRequest, run: str) -> tuple[RunWindow, dict[str, Any]]:
     return read_run_window(request, status["first_ts"], status["last_ts"]), status
 
 
+def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
+    """Run independent warehouse queries side by side (DuckDB releases the GIL and the
+    warehouse gives each thread its own cursor); their answers by name."""
+    futures = {name: _QUERIES.submit(call) for name, call in calls.items()}
+    return {name: future.result() for name, future in futures.items()}
+
+
 def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, Any]:
     """Stat cards, drift and stalls of the run in the window."""
     span = window.time_range
-    rate = queries.commit_rate(run, window.bucket_seconds, span)
-    hourly = rate if window.bucket_seconds == 3600 else queries.commit_rate(run, 3600, span)
-    errors = queries.error_rate(run, window.bucket_seconds, span)
-    stalls = queries.stalls(run, window.min_gap_delta, span)
+    calls: dict[str, Callable[[], Any]] = {
+        "rate": lambda: queries.commit_rate(run, window.bucket_seconds, span),
+        "errors": lambda: queries.error_rate(run, window.bucket_seconds, span),
+        "stalls": lambda: queries.stalls(run, window.min_gap_delta, span),
+    }
+    if window.bucket_seconds != 3600:
+        calls["hourly"] = lambda: queries.commit_rate(run, 3600, span)
+    answers = _gather(**calls)
+    rate, errors, stalls = answers["rate"], answers["errors"], answers["stalls"]
+    hourly = answers.get("hourly", rate)
     attempts = sum(p["attempts"] for p in errors["points"])
     error_count = sum(p["errors"] for p in errors["points"])
     drift = errors["drift"]
@@ -127,10 +144,13 @@ def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, A
 def _agent_rows(run: str, window: RunWindow) -> list[dict[str, Any]]:
     """Every agent of the run, placed by the whole run's parent links and roles (a spawn
     before the range still places its agent), with its figures inside the range."""
-    whole = queries.agents(run)
     if window.start is None and window.end is None:
-        return whole
-    inside = {r["agent"]: r for r in queries.agents(run, window.time_range)}
+        return queries.agents(run)
+    answers = _gather(
+        whole=lambda: queries.agents(run), inside=lambda: queries.agents(run, window.time_range)
+    )
+    whole = answers["whole"]
+    inside = {r["agent"]: r for r in answers["inside"]}
     figures = (
         *("events", "commits", "errors", "attempts"),
         *("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"),
