@@ -6,7 +6,7 @@ extrapolation). Figures:
   1. CPU to parse and store one V1 scrape from the stand-in server (289 samples, one
      engine), loaded one per commit (the `scrape` command) and batched as the beat task
      loads its spool (4 scrapes per target per commit at the 60 s default; 1 and 16
-     targets), with DuckDB's default threads and with one thread.
+     targets). Loads run on one DuckDB thread (see load_scrapes).
   2. Bytes per target-day: 1 h of stand-in scrapes through the real path, after
      maintenance (flush, merge), raw samples and per-minute rollups, scaled to a day.
   3. Endpoint latency through the HTTP API (auth, ninja, queries) on generated history:
@@ -18,13 +18,17 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
+from django.test import Client
 
 from analytics import warehouse
+from ingest.parsers.vllm import ModelledScrape
 
 TARGETS = int(os.environ.get("BENCH_SERVING_TARGETS", "4"))
 DAYS = int(os.environ.get("BENCH_SERVING_DAYS", "30"))
@@ -105,24 +109,15 @@ def bench_scrape_cpu() -> None:
             n += len(batch)
         return cpu * 1000 / n
 
-    from django.conf import settings
-
     per_commit = max(1, FLUSH_S // SCRAPE_S)
-    for threads in (0, 1):
-        # DuckDB's worker threads cost CPU on these small statements; the warehouse
-        # worker can run with FLEETSCOPE_DUCKDB_THREADS=1.
-        settings.FLEETSCOPE_DUCKDB_THREADS = threads
-        label = "default threads" if threads == 0 else "FLEETSCOPE_DUCKDB_THREADS=1"
-        direct = run(1, 1, 10, False)
-        spooled_1 = run(1, per_commit, 8, True)
-        spooled_16 = run(16, per_commit, 3, True)
-        print(
-            f"   [{label}] parse + store CPU per scrape: one per commit (manage.py scrape) "
-            f"{direct:.1f} ms; beat task, {FLUSH_S} s spool: 1 target ({per_commit} per "
-            f"commit) {spooled_1:.1f} ms, 16 targets ({16 * per_commit} per commit) "
-            f"{spooled_16:.1f} ms"
-        )
-    settings.FLEETSCOPE_DUCKDB_THREADS = 0
+    direct = run(1, 1, 10, False)
+    spooled_1 = run(1, per_commit, 8, True)
+    spooled_16 = run(16, per_commit, 3, True)
+    print(
+        f"   parse + store CPU per scrape: one per commit (manage.py scrape) {direct:.1f} ms; "
+        f"beat task, {FLUSH_S} s spool: 1 target ({per_commit} per commit) {spooled_1:.1f} ms, "
+        f"16 targets ({16 * per_commit} per commit) {spooled_16:.1f} ms"
+    )
 
 
 # --- 2. bytes per target-day -------------------------------------------------------------
@@ -174,7 +169,7 @@ def bench_bytes_per_target_day() -> None:
 # --- 3. endpoints on generated history ---------------------------------------------------
 
 
-def _dict(indices: np.ndarray, values: list[object], kind: pa.DataType) -> pa.Array:
+def _dict(indices: np.ndarray, values: Sequence[object], kind: pa.DataType) -> pa.Array:
     """A dictionary-encoded column: cheap to build for millions of repeated strings."""
     return pa.DictionaryArray.from_arrays(
         pa.array(indices.astype(np.int32)), pa.array(values, type=kind)
@@ -182,15 +177,15 @@ def _dict(indices: np.ndarray, values: list[object], kind: pa.DataType) -> pa.Ar
 
 
 def _insert(table_name: str, table: pa.Table) -> None:
-    def work(cur: object) -> None:
-        cur.register("gen_batch", table)  # type: ignore[attr-defined]
-        cur.execute(f"INSERT INTO {table_name} SELECT * FROM gen_batch")  # type: ignore[attr-defined]
-        cur.unregister("gen_batch")  # type: ignore[attr-defined]
+    def work(cur: duckdb.DuckDBPyConnection) -> None:
+        cur.register("gen_batch", table)
+        cur.execute(f"INSERT INTO {table_name} SELECT * FROM gen_batch")
+        cur.unregister("gen_batch")
 
     warehouse.write(work)
 
 
-def _generate_history(now: datetime, scrape: object) -> int:
+def _generate_history(now: datetime, scrape: ModelledScrape) -> int:
     """Per-minute rollups for every target and day, written a day at a time for all
     targets (time-ordered, as the beat task writes them), then the hours from them."""
     keys = sorted(
@@ -201,7 +196,7 @@ def _generate_history(now: datetime, scrape: object) -> int:
                 scrape.engines,
                 scrape.les,
                 scrape.cumulative,
-                strict=True,  # type: ignore[attr-defined]
+                strict=True,
             )
             if m
         },
@@ -268,11 +263,11 @@ def _generate_history(now: datetime, scrape: object) -> int:
     return total
 
 
-def _generate_raw(now: datetime, scrape: object) -> int:
+def _generate_raw(now: datetime, scrape: ModelledScrape) -> int:
     """RAW_HOURS of raw samples per target (the retention window), shaped like real ones,
     written six hours at a time for all targets; then the scrape log and the watermark."""
     s = scrape
-    n = len(s)  # type: ignore[arg-type]
+    n = len(s)
     first = now - timedelta(hours=RAW_HOURS)
     rng = np.random.default_rng(5)
     per_chunk = 6 * 3600 // SCRAPE_S
@@ -285,8 +280,8 @@ def _generate_raw(now: datetime, scrape: object) -> int:
         rows = per_chunk * n * TARGETS
         values = rng.random(rows)
         idx = np.tile(np.arange(n), per_chunk * TARGETS)
-        cumulative = np.array(s.cumulative)[idx]  # type: ignore[attr-defined]
-        les = np.array([x if x is not None else np.nan for x in s.les])[idx]  # type: ignore[attr-defined]
+        cumulative = np.array(s.cumulative)[idx]
+        les = np.array([x if x is not None else np.nan for x in s.les])[idx]
         table = pa.table(
             {
                 "instance": _dict(
@@ -297,13 +292,13 @@ def _generate_raw(now: datetime, scrape: object) -> int:
                 "ts": pa.array(
                     np.tile(np.repeat(ts_us, n), TARGETS), type=pa.timestamp("us", tz="UTC")
                 ),
-                "name": _dict(idx, s.names, pa.string()),  # type: ignore[attr-defined]
-                "labels": _dict(idx, s.labels, pa.string()),  # type: ignore[attr-defined]
-                "kind": _dict(idx, s.kinds, pa.string()),  # type: ignore[attr-defined]
+                "name": _dict(idx, s.names, pa.string()),
+                "labels": _dict(idx, s.labels, pa.string()),
+                "kind": _dict(idx, s.kinds, pa.string()),
                 "value": pa.array(values),
                 "created": pa.array(np.full(rows, 1.7e9)),
-                "metric": _dict(idx, s.metrics, pa.string()),  # type: ignore[attr-defined]
-                "engine": _dict(idx, s.engines, pa.string()),  # type: ignore[attr-defined]
+                "metric": _dict(idx, s.metrics, pa.string()),
+                "engine": _dict(idx, s.engines, pa.string()),
                 "le": pa.array(les, mask=np.isnan(les)),
                 "delta": pa.array(np.floor(values * 3), mask=~cumulative),
             }
@@ -349,11 +344,11 @@ def _generate_raw(now: datetime, scrape: object) -> int:
     return total
 
 
-def _timed(client: object, path: str, headers: dict[str, str], repeat: int = 5) -> float:
+def _timed(client: Client, path: str, headers: dict[str, str], repeat: int = 5) -> float:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        response = client.get(path, headers=headers)  # type: ignore[attr-defined]
+        response = client.get(path, headers=headers)
         times.append((time.perf_counter() - started) * 1000)
         assert response.status_code == 200, (path, response.status_code, response.content[:200])
     return statistics.median(times)
@@ -361,7 +356,6 @@ def _timed(client: object, path: str, headers: dict[str, str], repeat: int = 5) 
 
 def bench_endpoints() -> None:
     from django.contrib.auth.models import User
-    from django.test import Client
 
     from dashboard.models import ApiToken
 

@@ -74,6 +74,12 @@ start worker "$BIN/celery" -A dashboard worker -Q celery,warehouse --concurrency
 start beat "$BIN/celery" -A dashboard beat --loglevel INFO
 
 # --- extra services: `start NAME COMMAND...` lines go here ---
+# A stand-in vLLM server (continuous-batching simulation, two data-parallel engines, real
+# V1 metric names), registered as a scrape target so the Serving pages move live.
+STANDIN_VLLM_PORT="${STANDIN_VLLM_PORT:-8001}"
+start standin-vllm "$BIN/python" -m ingest.standin_vllm --port "$STANDIN_VLLM_PORT" --engines 2
+"$BIN/python" manage.py add_scrape_target "http://127.0.0.1:$STANDIN_VLLM_PORT/metrics" \
+  --instance standin-vllm --label demo=true >/dev/null
 
 for _ in $(seq 120); do
   if "$BIN/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)" \
