@@ -1,55 +1,47 @@
 """Token usage of `llm_call` events, summed for pricing.
 
-One question: how many tokens of each kind did each model use, per run and day, in a
+One question: how many tokens of each kind did each model use, per day (and run), in a
 time range, split by whether the call logged its own `cost_usd` (a logged cost wins over
 the computed one, so only unlogged calls are priced from the table; both are kept).
 Events are stored once per call: the adapters drop repeated lines (Claude Code's one line
 per content block, keyed by message and request id) and agent events are unique by run
 and id, so sums here count each call once. Never prices anything: analytics.costs does.
+
+Days are cut into segments that each lie in one local day and one UTC day (prices are
+valid from a UTC day); rows are tagged with their segment by comparing `ts` with the
+segment starts, which is much cheaper over millions of rows than converting each
+timestamp to a time zone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from analytics import warehouse
 from analytics.costs.pricing import LONG_CONTEXT_TOKENS
 
-# `day` is the calendar day in the report's time zone; `utc_day` picks the price (prices
-# are valid from a UTC day). `long_*` are the tokens of calls whose prompt is long-context.
-USAGE_SQL = """
-WITH calls AS (
-    SELECT model, run, ts, cost_usd,
-           coalesce(input_tokens, 0) AS input_tokens,
-           coalesce(cached_input_tokens, 0) AS cached_input_tokens,
-           coalesce(cache_write_tokens,
-                    coalesce(cache_write_5m_tokens, 0) + coalesce(cache_write_1h_tokens, 0))
-               AS cache_write_tokens,
-           coalesce(cache_write_1h_tokens, 0) AS cache_write_1h_tokens,
-           coalesce(output_tokens, 0) AS output_tokens
-    FROM events
-    WHERE event = 'llm_call' AND ts >= $start AND ts < $end
+_LONG = (
+    "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
+    " + coalesce(cache_write_tokens, 0) > $long"
 )
-SELECT CAST(timezone($tz, ts) AS DATE) AS day,
-       CAST(timezone('UTC', ts) AS DATE) AS utc_day,
-       model, run,
-       cost_usd IS NOT NULL AS logged,
+# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run} is
+# `run` or `NULL`. Nothing from a request is ever formatted into this text.
+_USAGE_SQL = f"""
+SELECT {{segment}} AS segment, model, {{run}} AS run, cost_usd IS NOT NULL AS logged,
        count(*) AS calls,
-       sum(input_tokens) AS input_tokens,
-       sum(cached_input_tokens) AS cached_input_tokens,
-       sum(cache_write_tokens) AS cache_write_tokens,
-       sum(cache_write_1h_tokens) AS cache_write_1h_tokens,
-       sum(output_tokens) AS output_tokens,
-       coalesce(sum(input_tokens) FILTER (WHERE long_context), 0) AS long_input_tokens,
-       coalesce(sum(cached_input_tokens) FILTER (WHERE long_context), 0)
-           AS long_cached_input_tokens,
-       coalesce(sum(output_tokens) FILTER (WHERE long_context), 0) AS long_output_tokens,
+       coalesce(sum(input_tokens), 0) AS input_tokens,
+       coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
+       coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
+       coalesce(sum(cache_write_1h_tokens), 0) AS cache_write_1h_tokens,
+       coalesce(sum(output_tokens), 0) AS output_tokens,
+       coalesce(sum(input_tokens) FILTER (WHERE {_LONG}), 0) AS long_input_tokens,
+       coalesce(sum(cached_input_tokens) FILTER (WHERE {_LONG}), 0) AS long_cached_input_tokens,
+       coalesce(sum(output_tokens) FILTER (WHERE {_LONG}), 0) AS long_output_tokens,
        coalesce(sum(cost_usd), 0) AS logged_usd
-FROM (
-    SELECT *, input_tokens + cached_input_tokens + cache_write_tokens > $long AS long_context
-    FROM calls
-)
+FROM events
+WHERE event = 'llm_call' AND ts >= $start AND ts < $end
 GROUP BY ALL
 """
 
@@ -66,11 +58,21 @@ TOKEN_FIELDS = (
 
 
 @dataclass(frozen=True)
+class Segment:
+    """[start, end) inside one local day and one UTC day."""
+
+    start: datetime
+    end: datetime
+    day: date
+    utc_day: date
+
+
+@dataclass(frozen=True)
 class UsageRow:
     day: date
     utc_day: date
     model: str | None
-    run: str
+    run: str | None
     logged: bool
     calls: int
     input_tokens: int
@@ -84,20 +86,51 @@ class UsageRow:
     logged_usd: float
 
 
-def read_usage(start: datetime, end: datetime, tz: str) -> list[UsageRow]:
-    """Usage of llm_call events in [start, end), by day in `tz`, UTC day, model, run and
-    whether the call logged its cost."""
-    rows = warehouse.fetch_all(
-        USAGE_SQL, {"start": start, "end": end, "tz": tz, "long": LONG_CONTEXT_TOKENS}
+def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segment]:
+    """The local days first_day..last_day, each cut at the UTC midnight inside it."""
+    segments = []
+    day = first_day
+    while day <= last_day:
+        start = datetime.combine(day, time(), tzinfo=zone).astimezone(UTC)
+        end = datetime.combine(day + timedelta(days=1), time(), tzinfo=zone).astimezone(UTC)
+        cut = datetime.combine(start.date() + timedelta(days=1), time(), tzinfo=UTC)
+        for lo, hi in ((start, min(cut, end)), (cut, end)):
+            if lo < hi:
+                segments.append(Segment(lo, hi, day, lo.date()))
+        day += timedelta(days=1)
+    return segments
+
+
+def read_usage(segments: list[Segment], *, by_run: bool) -> list[UsageRow]:
+    """Usage of llm_call events over contiguous segments, by segment, model, run (when
+    `by_run`) and whether the call logged its cost."""
+    if not segments:
+        return []
+    params: dict[str, object] = {
+        "start": segments[0].start,
+        "end": segments[-1].end,
+        "long": LONG_CONTEXT_TOKENS,
+    }
+    terms = []
+    for n, segment in enumerate(segments[1:], start=1):
+        params[f"b{n}"] = segment.start
+        terms.append(f"(ts >= $b{n})::INTEGER")
+    sql = _USAGE_SQL.format(
+        segment=" + ".join(terms) if terms else "0", run="run" if by_run else "NULL"
     )
-    return [
-        UsageRow(
-            **{
-                **row,
-                **{name: int(row[name] or 0) for name in TOKEN_FIELDS},
-                "calls": int(row["calls"]),
-                "logged_usd": float(row["logged_usd"] or 0.0),
-            }
+    answer = []
+    for row in warehouse.fetch_all(sql, params):
+        segment = segments[row.pop("segment")]
+        answer.append(
+            UsageRow(
+                day=segment.day,
+                utc_day=segment.utc_day,
+                model=row["model"],
+                run=row["run"],
+                logged=bool(row["logged"]),
+                calls=int(row["calls"]),
+                logged_usd=float(row["logged_usd"]),
+                **{name: int(row[name]) for name in TOKEN_FIELDS},
+            )
         )
-        for row in rows
-    ]
+    return answer

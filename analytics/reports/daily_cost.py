@@ -148,11 +148,12 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
     """The report for one calendar day in `tz`; see the module docstring."""
     zone = read_zone(tz)
     start, end = day_bounds(day, zone)
-    trend_start, _ = day_bounds(day - timedelta(days=TREND_DAYS), zone)
     book = PriceBook.load()
-    priced = _price_rows(queries.read_usage(trend_start, end, zone.key), book)
-    today = [p for p in priced if p.row.day == day]
-    earlier = _daily_usd([p for p in priced if p.row.day != day])
+    today = _price_rows(queries.read_usage(queries.day_segments(day, day, zone), by_run=True), book)
+    last_week = queries.day_segments(
+        day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
+    )
+    earlier = _daily_usd(_price_rows(queries.read_usage(last_week, by_run=False), book))
 
     by_model: dict[str, _Totals] = defaultdict(_Totals)
     by_run: dict[str, _Totals] = defaultdict(_Totals)
@@ -161,7 +162,7 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
     for p in today:
         model = p.row.model or UNKNOWN_MODEL
         price_names[model] = p.price_model
-        for totals in (by_model[model], by_run[p.row.run], total):
+        for totals in (by_model[model], by_run[p.row.run or ""], total):
             _add(totals, p)
 
     teams = list(Team.objects.all())
@@ -242,9 +243,8 @@ def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict
     (unpriced calls add nothing; their models are listed)."""
     zone = read_zone(tz)
     first_day = last_day - timedelta(days=days - 1)
-    start, _ = day_bounds(first_day, zone)
-    _, end = day_bounds(last_day, zone)
-    priced = _price_rows(queries.read_usage(start, end, zone.key), PriceBook.load())
+    segments = queries.day_segments(first_day, last_day, zone)
+    priced = _price_rows(queries.read_usage(segments, by_run=True), PriceBook.load())
     day_list = [first_day + timedelta(days=n) for n in range(days)]
     index = {d: n for n, d in enumerate(day_list)}
     by_model: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
@@ -255,7 +255,7 @@ def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict
         if p.usd is None:
             unpriced.add(model)
         by_model[model][index[p.row.day]] += p.usd or 0.0
-        by_run[p.row.run][index[p.row.day]] += p.usd or 0.0
+        by_run[p.row.run or ""][index[p.row.day]] += p.usd or 0.0
     return {
         "days": day_list,
         "by_model": dict(by_model),

@@ -115,6 +115,10 @@ def test_days_are_utc_unless_a_zone_is_given(priced: None) -> None:
     # In New York (UTC-5) both calls fall on the 14th.
     ny = build_daily_report(date(2026, 1, 14), "America/New_York")
     assert ny["total_usd"] == pytest.approx(3.0)
+    # A price from the 15th (UTC) applies to the part of New York's 14th after UTC midnight.
+    set_price("claude-haiku-4-5", "2", "0.2", "2.5", "10", valid_from="2026-01-15")
+    ny = build_daily_report(date(2026, 1, 14), "America/New_York")
+    assert ny["total_usd"] == pytest.approx(1.0 + 4.0)
 
 
 def test_trend_teams_and_gpu_cost(priced: None) -> None:
