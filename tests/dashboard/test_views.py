@@ -227,3 +227,18 @@ def test_a_range_after_the_spawns_keeps_the_tree_and_counts_only_inside_it(
     html = signed_in.get("/runs/tiny/?from=2026-01-14T11:00&fragment=tree").content.decode()
     assert '<li class=" quiet" data-node="root">' not in html
     assert 'class="has-children open quiet" data-node="root"' in html
+
+
+def test_a_server_error_shows_the_finished_500_page(
+    signed_in: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("warehouse on fire")
+
+    monkeypatch.setattr("analytics.queries.runs.list_runs", broken)
+    signed_in.raise_request_exception = False
+    response = signed_in.get("/")
+    assert response.status_code == 500
+    html = response.content.decode()
+    assert "Something went wrong on our side" in html
+    assert "warehouse on fire" not in html
