@@ -2,7 +2,7 @@
 given prices to the cent, split lines priced once, logged costs winning, unpriced models
 listed, day boundaries in UTC or a given zone."""
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import orjson
@@ -10,9 +10,12 @@ import pytest
 
 from analytics.models import GpuPrice, ModelPrice, Team
 from analytics.reports.daily_cost import build_daily_report
+from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
+from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from tests.conftest import SHARED
+from tests.vllm_text import EngineState, v1_text
 
 pytestmark = pytest.mark.usefixtures("lake")
 
@@ -157,3 +160,27 @@ def test_a_call_without_a_model_is_unpriced(priced: None) -> None:
     report = build_daily_report(date(2026, 1, 14))
     assert report["unpriced"] == ["(no model)"]
     assert report["total_usd"] == 0.0
+
+
+def test_gpu_cost_per_million_generated_tokens_comes_from_the_scrapes(priced: None) -> None:
+    t0 = datetime(2026, 1, 14, 10, tzinfo=UTC)
+    # The generation counter goes 1,000,000 -> 3,000,000 -> (restart) 500,000: a reset is
+    # a reset, so 2,000,000 + 500,000 tokens were generated.
+    counts = [1_000_000, 3_000_000, 500_000]
+    load_scrapes(
+        [
+            PendingScrape(
+                "vllm-a",
+                t0 + timedelta(minutes=i),
+                scrape=parse_scrape(v1_text({"0": EngineState(generation_tokens=n)})),
+            )
+            for i, n in enumerate(counts)
+        ]
+    )
+    GpuPrice.objects.create(
+        target="vllm-a", gpus=1, usd_per_gpu_hour=Decimal("2"), valid_from=date(2026, 1, 1)
+    )
+    [gpu] = build_daily_report(date(2026, 1, 14))["gpu"]
+    assert gpu["generated_tokens"] == 2_500_000
+    assert gpu["usd"] == pytest.approx(48.0)
+    assert gpu["usd_per_mtok"] == pytest.approx(48.0 / 2.5)
