@@ -224,19 +224,24 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse:
         error_chart_url=reverse("run-error-rate-chart", kwargs={"run": run}) + "?" + query,
         summary_url=f"{page}?{window.query(fragment='summary')}",
         tree_url=f"{page}?{window.query(fragment='tree')}",
-        api_query=_api_query(window),
+        api=_api_queries(window),
     )
     return render(request, "dashboard/run.html", context)
 
 
-def _api_query(window: RunWindow) -> str:
-    """The same window as the API spells it, for the page's "as JSON" links."""
-    params = {"bucket": f"{window.bucket_seconds}s"}
+def _api_queries(window: RunWindow) -> dict[str, str]:
+    """The same window as the API spells it, for the page's "as JSON" links: query
+    strings for the bucketed endpoints, the stalls and the agents."""
+    span = {}
     if window.start:
-        params["start"] = format_time(window.start) or ""
+        span["start"] = format_time(window.start) or ""
     if window.end:
-        params["end"] = format_time(window.end) or ""
-    return urlencode(params)
+        span["end"] = format_time(window.end) or ""
+    return {
+        "bucketed": urlencode({"bucket": f"{window.bucket_seconds}s", **span}),
+        "stalls": urlencode({"min_gap": window.min_gap, **span}),
+        "agents": urlencode(span),
+    }
 
 
 @login_required

@@ -242,3 +242,13 @@ def test_a_server_error_shows_the_finished_500_page(
     html = response.content.decode()
     assert "Something went wrong on our side" in html
     assert "warehouse on fire" not in html
+
+
+def test_the_page_links_to_the_same_window_in_the_api(signed_in: Client) -> None:
+    html = signed_in.get("/runs/tiny/?last=1h&bucket=15m&min_gap=1h").content.decode()
+    window = "start=2026-01-14T11%3A30%3A00Z"
+    assert f'href="/api/runs/tiny/commit-rate?bucket=900s&amp;{window}"' in html
+    assert f'href="/api/runs/tiny/stalls?min_gap=1h&amp;{window}"' in html
+    assert f'href="/api/runs/tiny/agents?{window}"' in html
+    whole = signed_in.get("/runs/tiny/").content.decode()
+    assert 'href="/api/runs/tiny/agents">agents</a>' in whole
