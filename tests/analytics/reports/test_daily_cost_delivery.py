@@ -21,6 +21,7 @@ from analytics.models import ModelPrice, RecipientKind, ReportDelivery, ReportRe
 from analytics.reports.daily_cost_delivery import MAX_ATTEMPTS, deliver_report
 from analytics.reports.daily_cost_schedule import due_report_day
 from analytics.tasks import send_daily_cost_report
+from dashboard.celery import _beat_schedule
 from ingest.pipelines.agent_events import ingest_body
 from tests.services import free_port
 from tests.smtp_loopback import smtp_server
@@ -178,3 +179,10 @@ def test_the_command_sends_and_writes_every_format(spend: None, tmp_path, capsys
     assert "mystery-1" in (tmp_path / "fleetscope-costs-2026-01-14.html").read_text()
     assert (tmp_path / "fleetscope-costs-2026-01-14.csv").read_text().startswith("section,name")
     assert '"sent":1' in capsys.readouterr().err
+
+
+def test_the_beat_asks_every_quarter_hour_and_drops_late_ticks() -> None:
+    entry = _beat_schedule(30)["send-daily-cost-report"]
+    assert entry["task"] == send_daily_cost_report.name == "analytics.send_daily_cost_report"
+    assert entry["schedule"].total_seconds() == 900
+    assert entry["options"] == {"expires": 600}
