@@ -13,6 +13,7 @@ from analytics.reports.daily_cost import build_daily_report
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
+from ingest.pipelines.codex import run_codex
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from tests.conftest import SHARED
 from tests.vllm_text import EngineState, v1_text
@@ -94,6 +95,16 @@ def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None)
     assert report["cache_savings_usd"] == pytest.approx(
         (384921 * 0.9 + 29274 * 2.7) / 1e6, abs=1e-9
     )
+
+
+def test_a_codex_rollout_is_priced_with_cached_tokens_apart(priced: None) -> None:
+    set_price("gpt-5.5", "5", "0.5", "5", "30")
+    run_codex([str(FIXTURES / "codex-rollout-0.135.jsonl")])
+    report = build_daily_report(date(2026, 6, 5))
+    # Its cumulative total: 22,539 input of which 20,864 cached, 10 output:
+    # 1,675 x 5 + 20,864 x 0.5 + 10 x 30 = 19,107 per million.
+    assert report["total_usd"] == pytest.approx(0.019107, abs=1e-9)
+    assert report["unpriced"] == []
 
 
 def test_a_logged_cost_wins_and_the_computed_one_is_kept(priced: None) -> None:
