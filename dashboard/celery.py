@@ -21,12 +21,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 def _filesystem_broker_options(data_dir: str) -> dict[str, Any]:
     queue_dir = os.path.join(data_dir, "queue")
     processed_dir = os.path.join(data_dir, "processed")
-    for folder in (queue_dir, processed_dir):
+    control_dir = os.path.join(data_dir, "control")  # kombu's default is ./control
+    for folder in (queue_dir, processed_dir, control_dir):
         os.makedirs(folder, exist_ok=True)
     return {
         "data_folder_in": queue_dir,
         "data_folder_out": queue_dir,
         "processed_folder": processed_dir,
+        "control_folder": control_dir,
         "store_processed": False,
     }
 

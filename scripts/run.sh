@@ -71,7 +71,8 @@ start web "$BIN/gunicorn" dashboard.wsgi:application \
   --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --timeout 120 --graceful-timeout 10 \
   --access-logfile - --error-logfile - --log-level warning
 start worker "$BIN/celery" -A dashboard worker -Q celery,warehouse --concurrency 1 --loglevel INFO
-start beat "$BIN/celery" -A dashboard beat --loglevel INFO
+start beat "$BIN/celery" -A dashboard beat --loglevel INFO \
+  --schedule "$FLEETSCOPE_DATA_DIR/celerybeat-schedule"
 
 # --- extra services: `start NAME COMMAND...` lines go here ---
 # A stand-in vLLM server (continuous-batching simulation, two data-parallel engines, real
