@@ -124,3 +124,17 @@ def test_a_window_defaults_to_the_datas_range_and_rejects_bad_input(lake: Path) 
         serving.make_window("gpu-a", T0, T0 + timedelta(days=30), 1)
     with pytest.raises(NotFoundError):
         serving.require_instance("nope")
+
+
+def test_a_scrape_loaded_after_its_minute_was_rolled_up_is_rolled_in(lake: Path) -> None:
+    state = EngineState(preemptions=1)
+    load_scrapes([_scrape("late", 0, v1_text({"0": state}))])
+    state.preemptions = 4
+    load_scrapes([_scrape("late", 30, v1_text({"0": state}))])
+    serving_rollups.run_rollup(now=T0 + timedelta(hours=3))
+    state.preemptions = 6
+    # scraped at 00:00:45, loaded (as a slow spool would) after the rollup passed it
+    load_scrapes([_scrape("late", 45, v1_text({"0": state}))])
+    for bucket in (60, 3600):  # answered from minutes, and from hours
+        w = serving.Window(T0, T0 + timedelta(hours=1), bucket)
+        assert serving.preemptions("late", w)["total"] == 5.0
