@@ -25,32 +25,19 @@ def section(html: str, element_id: str) -> str:
     return html[start : html.index("</table>", start)]
 
 
-def test_it_names_the_source(page: str) -> None:
+def test_the_panel_shows_source_tools_tokens_and_commits(page: str) -> None:
     assert '<span class="badge info">claude-code</span>' in page
     assert "3 files, 49 events" in page
 
-
-def test_the_tools_table_has_the_error_rate(page: str) -> None:
     tools = section(page, "run-tools")
     assert "31 calls, tool error rate 3.4% of 29 answered" in tools
     assert '<td>Bash</td>\n            <td class="num">11</td>' in tools
 
-
-def test_the_models_table_keeps_cache_reads_and_writes_apart(page: str) -> None:
     models = section(page, "run-models")
     row = models[models.index("<td>claude-haiku-4-5-20251001</td>") :].split("</tr>")[0]
     cells = [c.split(">", 1)[1] for c in row.split("</td>")[1:-1]]
-    assert cells == [
-        "7",
-        "11",
-        "384,921",
-        "41,517",
-        "41,517 / 0",
-        "608",
-        "\u2013",
-    ]  # no reasoning figure: an en dash
+    # input, cache reads, cache writes, 5-minute / 1-hour writes, output, no reasoning figure
+    assert cells == ["7", "11", "384,921", "41,517", "41,517 / 0", "608", "\u2013"]
 
-
-def test_commits_per_agent(page: str) -> None:
     commits = section(page, "run-commits-by-agent")
     assert "<td>main</td>" in commits and '<td class="num">118</td>' in commits

@@ -110,7 +110,7 @@ def test_the_subagent_file_read_before_its_parent_gives_the_same_figures() -> No
 
 
 def test_tiny_batches_settle_results_and_outputs_across_transactions() -> None:
-    run_claude_code([str(START), str(COMMIT), str(SUBAGENT)], batch_bytes=4096)
+    run_claude_code([str(START), str(COMMIT), str(SUBAGENT)], batch_bytes=20_000)
     assert_the_whole_session()
 
 
