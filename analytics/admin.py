@@ -32,7 +32,7 @@ class GpuPriceAdmin(admin.ModelAdmin):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ("name", "run_patterns", "daily_budget_usd")
+    list_display = ("name", "run_patterns", "source_patterns", "daily_budget_usd")
 
 
 @admin.register(ReportRecipient)

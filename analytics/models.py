@@ -68,11 +68,17 @@ class ModelPrice(models.Model):
 
 
 class Team(models.Model):
-    """A set of runs (shell-style patterns, e.g. `browser-*`) with an optional budget."""
+    """A set of runs or sources (shell-style patterns, e.g. `browser-*`, or a log folder
+    `/logs/infra/*`) with an optional daily budget."""
 
     name = models.CharField(max_length=100, unique=True)
     run_patterns = models.JSONField(
-        default=list, help_text='run names or patterns, e.g. ["browser-*", "solver-2"]'
+        default=list, blank=True, help_text='run names or patterns, e.g. ["browser-*", "solver-2"]'
+    )
+    source_patterns = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='log files the events came from, e.g. ["/logs/infra/*"]',
     )
     daily_budget_usd = models.DecimalField(
         max_digits=12, decimal_places=2, null=True, blank=True, validators=_NON_NEGATIVE

@@ -26,10 +26,11 @@ _LONG = (
     "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
     " + coalesce(cache_write_tokens, 0) > $long"
 )
-# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run} is
-# `run` or `NULL`. Nothing from a request is ever formatted into this text.
+# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run} and
+# {source} are the column or `NULL`. Nothing from a request is ever formatted into this.
 _USAGE_SQL = f"""
-SELECT {{segment}} AS segment, model, {{run}} AS run, cost_usd IS NOT NULL AS logged,
+SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
+       cost_usd IS NOT NULL AS logged,
        count(*) AS calls,
        coalesce(sum(input_tokens), 0) AS input_tokens,
        coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
@@ -73,6 +74,7 @@ class UsageRow:
     utc_day: date
     model: str | None
     run: str | None
+    source: str | None
     logged: bool
     calls: int
     input_tokens: int
@@ -101,9 +103,9 @@ def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segmen
     return segments
 
 
-def read_usage(segments: list[Segment], *, by_run: bool) -> list[UsageRow]:
+def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False) -> list[UsageRow]:
     """Usage of llm_call events over contiguous segments, by segment, model, run (when
-    `by_run`) and whether the call logged its cost."""
+    `by_run`), source file (when `by_source`) and whether the call logged its cost."""
     if not segments:
         return []
     params: dict[str, object] = {
@@ -116,7 +118,9 @@ def read_usage(segments: list[Segment], *, by_run: bool) -> list[UsageRow]:
         params[f"b{n}"] = segment.start
         terms.append(f"(ts >= $b{n})::INTEGER")
     sql = _USAGE_SQL.format(
-        segment=" + ".join(terms) if terms else "0", run="run" if by_run else "NULL"
+        segment=" + ".join(terms) if terms else "0",
+        run="run" if by_run else "NULL",
+        source="source" if by_source else "NULL",
     )
     answer = []
     for row in warehouse.fetch_all(sql, params):
@@ -127,6 +131,7 @@ def read_usage(segments: list[Segment], *, by_run: bool) -> list[UsageRow]:
                 utc_day=segment.utc_day,
                 model=row["model"],
                 run=row["run"],
+                source=row["source"],
                 logged=bool(row["logged"]),
                 calls=int(row["calls"]),
                 logged_usd=float(row["logged_usd"]),

@@ -102,10 +102,13 @@ def _money(value: float) -> float:
     return round(value, 8)  # sub-cent: sums of many small calls stay true to the cent
 
 
-def _team_of(run: str, teams: list[Team]) -> list[str]:
-    return [
-        t.name for t in teams if any(fnmatch.fnmatchcase(run, pat) for pat in t.run_patterns or [])
-    ]
+def _in_team(team: Team, run: str | None, source: str | None) -> bool:
+    """A call belongs to a team when its run or its source file matches a pattern."""
+    runs = team.run_patterns or []
+    sources = team.source_patterns or []
+    return (run is not None and any(fnmatch.fnmatchcase(run, p) for p in runs)) or (
+        source is not None and any(fnmatch.fnmatchcase(source, p) for p in sources)
+    )
 
 
 def gpu_costs(day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
@@ -149,7 +152,11 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
     zone = read_zone(tz)
     start, end = day_bounds(day, zone)
     book = PriceBook.load()
-    today = _price_rows(queries.read_usage(queries.day_segments(day, day, zone), by_run=True), book)
+    teams = list(Team.objects.all())
+    # Grouping by source file costs time over millions of calls: only when a team needs it.
+    by_source = any(t.source_patterns for t in teams)
+    segments = queries.day_segments(day, day, zone)
+    today = _price_rows(queries.read_usage(segments, by_run=True, by_source=by_source), book)
     last_week = queries.day_segments(
         day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
     )
@@ -165,11 +172,12 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
         for totals in (by_model[model], by_run[p.row.run or ""], total):
             _add(totals, p)
 
-    teams = list(Team.objects.all())
     team_usd: dict[str, float] = defaultdict(float)
-    for run, totals in by_run.items():
-        for name in _team_of(run, teams):
-            team_usd[name] += totals.usd
+    for p in today:
+        usd = p.usd or 0.0
+        for team in teams:
+            if _in_team(team, p.row.run, p.row.source):
+                team_usd[team.name] += usd
 
     gpu = gpu_costs(day, zone)
     gpu_usd = sum(g["usd"] for g in gpu)

@@ -97,6 +97,18 @@ def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None)
     )
 
 
+def test_a_team_can_be_the_log_files_its_calls_came_from(priced: None) -> None:
+    run_claude_code([str(p) for p in CLAUDE_FILES])
+    Team.objects.create(name="subagents", source_patterns=["*/claude-code-subagent-*"])
+    Team.objects.create(name="everyone", run_patterns=["*"], source_patterns=["*"])
+    report = build_daily_report(date(2026, 2, 12))
+    assert report["by_team"] == [
+        {"team": "everyone", "usd": pytest.approx(0.19415805, abs=1e-9), "daily_budget_usd": None},
+        # The subagent's three Sonnet calls: 100,718.7 per million.
+        {"team": "subagents", "usd": pytest.approx(0.1007187, abs=1e-9), "daily_budget_usd": None},
+    ]
+
+
 def test_a_codex_rollout_is_priced_with_cached_tokens_apart(priced: None) -> None:
     set_price("gpt-5.5", "5", "0.5", "5", "30")
     run_codex([str(FIXTURES / "codex-rollout-0.135.jsonl")])
