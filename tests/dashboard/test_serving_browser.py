@@ -1,0 +1,102 @@
+"""The Serving and Overview pages in a real browser (Debian's Chromium via Playwright):
+every chart draws from its JSON, none fails. Screenshots go to the test's tmp dir."""
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from ingest.standin.simulation import EngineConfig
+from ingest.standin_vllm import StandinServer
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+PASSWORD = "serving-browser-password"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert os.path.exists(CHROMIUM), "install Chromium: apt-get install chromium"
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            yield launched
+            launched.close()
+    finally:
+        if previous is None:
+            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(20_000)
+    yield opened
+    context.close()
+
+
+@pytest.fixture
+def served(lake: Path, transactional_db: None, django_user_model: Any) -> None:
+    """20 minutes of a busy two-engine stand-in, scraped every 15 s, ending now."""
+    now = datetime.now(UTC)
+    standin = StandinServer(engines=2, seed=4, config=EngineConfig(num_gpu_blocks=1024))
+    start = now - timedelta(minutes=20)
+    standin.restart(now=start.timestamp())
+    pending = []
+    for i in range(80):
+        ts = start + timedelta(seconds=15 * (i + 1))
+        text = standin.metrics(now=ts.timestamp())
+        pending.append(PendingScrape("gpu-1", ts, scrape=parse_scrape(text)))
+    load_scrapes(pending)
+    django_user_model.objects.create_user("dana", password=PASSWORD)
+
+
+def _log_in(page: Page, base: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", "dana")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+
+
+def _expect_charts_drawn(page: Page, count: int) -> None:
+    expect(page.locator(".chart .main-svg").first).to_be_visible()
+    expect(page.locator(".chart")).to_have_count(count)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.chart .plot-container').length === n", arg=count
+    )
+    expect(page.locator(".chart .error")).to_have_count(0)
+
+
+def test_the_instance_page_draws_every_chart(
+    page: Page, live_server: Any, served: None, tmp_path: Path
+) -> None:
+    _log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/serving/")
+    expect(page.locator("table.data")).to_contain_text("gpu-1")
+    _expect_charts_drawn(page, 2)
+    page.click("text=gpu-1")
+    expect(page.locator("h1")).to_contain_text("gpu-1")
+    _expect_charts_drawn(page, 8)
+    page.screenshot(path=str(tmp_path / "serving-instance.png"), full_page=True)
+
+
+def test_the_overview_page_draws_its_shared_axis_figure(
+    page: Page, live_server: Any, served: None, tmp_path: Path
+) -> None:
+    _log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/overview/?last=1h")
+    _expect_charts_drawn(page, 1)
+    page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
