@@ -61,6 +61,10 @@ RAW_TEXT_LIMIT = 64 * 1024
 _TYPE_KEY = b'"type":"'
 _PARENT_TOOL_USE = re.compile(rb'"parentToolUseID":"([^"\\]+)"')
 _PARSED_TYPES = (b"assistant", b"user", b"system")
+# Line types only Claude Code writes: a file with none of them is not a transcript.
+CLAUDE_TYPES = frozenset(
+    ("assistant", "user", "progress", "system", "summary", "file-history-snapshot")
+)
 
 
 def agent_name(agent_id: str) -> str:
@@ -102,6 +106,7 @@ class ParsedTranscript:
     # The first response of each chunk read from the middle of a file: its earlier lines
     # may have been loaded with the chunk before, with a smaller output count.
     continued_calls: set[str] = field(default_factory=set)
+    recognized: set[str] = field(default_factory=set)  # files with Claude Code lines
     _chunk_open: bool = False  # no response seen yet in a chunk that starts mid-file
     llm_rows: dict[str, int] = field(default_factory=dict)  # call id -> row
     rejected: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
@@ -179,6 +184,8 @@ def parse_chunk(
             _reject(parsed, line_no, at, line, "not a JSON object")
             continue
         kind = doc.get("type")
+        if kind in CLAUDE_TYPES:
+            parsed.recognized.add(source or "")
         try:
             if kind == "assistant":
                 _assistant(parsed, doc, line_no)
@@ -206,6 +213,8 @@ def _skip_unparsed(parsed: ParsedTranscript, data: bytes) -> bool:
     kind = data[start : data.find(b'"', start)]
     if kind in _PARSED_TYPES:
         return False
+    if kind.decode(errors="replace") in CLAUDE_TYPES:
+        parsed.recognized.add(parsed.source or "")
     if kind == b"progress":
         if b'"agent_progress"' not in data:
             parsed.skipped["progress (other)"] += 1

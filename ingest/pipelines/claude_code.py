@@ -69,9 +69,15 @@ def run_claude_code(
 ) -> IngestSummary:
     """Ingest Claude Code transcripts: a projects folder, session folders or files."""
     logs = transcript_files.find_logs(paths, "Claude Code")
-    return transcript_files.ingest_logs(
-        logs, SOURCE_KIND, load_batch, progress, batch_bytes or transcript_files.BATCH_BYTES
+    recognition = transcript_files.Recognition("Claude Code")
+
+    def load(batch: list[transcript_files.FileChunk]) -> transcript_files.Commit:
+        return load_batch(batch, recognition)
+
+    summary = transcript_files.ingest_logs(
+        logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES
     )
+    return recognition.check(summary, paths)
 
 
 def rejected_tables(rejected: dict[str, list[tuple[int, int, str, str]]]) -> dict[str, pa.Table]:
@@ -93,7 +99,10 @@ def _iso(ts_ms: float) -> str:
     return datetime.fromtimestamp(ts_ms / 1000.0, UTC).isoformat()
 
 
-def load_batch(batch: list[transcript_files.FileChunk]) -> transcript_files.Commit:
+def load_batch(
+    batch: list[transcript_files.FileChunk],
+    recognition: transcript_files.Recognition | None = None,
+) -> transcript_files.Commit:
     """Parse a batch of file chunks together; the step returned loads it with every
     file's position in one transaction."""
     parsed = parser.ParsedTranscript()
@@ -106,6 +115,8 @@ def load_batch(batch: list[transcript_files.FileChunk]) -> transcript_files.Comm
             into=parsed,
         )
     rejected = rejected_tables(parsed.rejected)
+    if recognition is not None:
+        recognition.note(batch, parsed.recognized)
 
     def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
         advance_positions(cur, SOURCE_KIND, transcript_files.moves(batch))

@@ -43,18 +43,21 @@ def run_codex(
     # States reached by batches parsed in this run, by (source, file key, offset): the
     # next batch of a file starts from one before the writer thread has saved it.
     known: dict[tuple[str, str, int], parser.RolloutState] = {}
+    recognition = transcript_files.Recognition("Codex")
 
     def load(batch: list[transcript_files.FileChunk]) -> transcript_files.Commit:
-        return load_batch(batch, known)
+        return load_batch(batch, known, recognition)
 
-    return transcript_files.ingest_logs(
+    summary = transcript_files.ingest_logs(
         logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES
     )
+    return recognition.check(summary, paths)
 
 
 def load_batch(
     batch: list[transcript_files.FileChunk],
     known: dict[tuple[str, str, int], parser.RolloutState],
+    recognition: transcript_files.Recognition | None = None,
 ) -> transcript_files.Commit:
     wanted = [
         (c.source, c.reached.file_key, c.start_offset)
@@ -79,6 +82,9 @@ def load_batch(
         )
         known[(chunk.source, chunk.reached.file_key, chunk.reached.byte_offset)] = state
         reached[chunk.source] = (chunk.reached.file_key, chunk.reached.byte_offset, state)
+    if recognition is not None:
+        # A rollout names its session on its first line.
+        recognition.note(batch, {source for source, (_, _, s) in reached.items() if s.run})
     rejected = rejected_tables(parsed.rejected)
 
     def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:

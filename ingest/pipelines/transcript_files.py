@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 from ingest.pipelines.line_files import resume_from
@@ -59,6 +59,31 @@ def moves(batch: list[FileChunk]) -> list[tuple[str, Position | None, Position]]
 # GIL while it writes), in the order the batches were read.
 Commit = Callable[[], IngestSummary]
 LoadBatch = Callable[[list[FileChunk]], Commit]
+
+
+@dataclass
+class Recognition:
+    """Which files read from their start turned out to be in the expected format: a run
+    where none did was pointed at the wrong folder (a one-line error), and each file that
+    did not is named in the summary's errors."""
+
+    what: str  # "Claude Code", "Codex"
+    read_from_start: set[str] = field(default_factory=set)
+    recognized: set[str] = field(default_factory=set)
+
+    def note(self, batch: list[FileChunk], recognized: set[str]) -> None:
+        self.read_from_start.update(c.source for c in batch if c.start_offset == 0)
+        self.recognized.update(recognized)
+
+    def check(self, summary: IngestSummary, paths: list[str]) -> IngestSummary:
+        strangers = sorted(self.read_from_start - self.recognized)
+        if strangers and len(strangers) == len(self.read_from_start) and not summary.accepted:
+            raise files.SourceError(
+                f"not a {self.what} log folder (no {self.what} lines in its *.jsonl files): "
+                + " ".join(paths)
+            )
+        summary.errors.extend(f"not a {self.what} log: {path}" for path in strangers)
+        return summary
 
 
 def find_logs(paths: list[str], what: str) -> list[files.LogFile]:

@@ -172,3 +172,17 @@ def test_the_command_prints_its_summary(tmp_path: Path) -> None:
     out = io.StringIO()
     call_command("ingest", "claude-code", str(folder), stdout=out, stderr=io.StringIO())
     assert out.getvalue().startswith('{"accepted":49,"quarantined":0,"duplicates":0,')
+
+
+def test_files_in_another_format_are_named_and_a_folder_of_them_refused(tmp_path: Path) -> None:
+    mixed = run_claude_code([str(FIXTURES)])
+    assert mixed.accepted == 49
+    assert mixed.errors == [
+        f"not a Claude Code log: {FIXTURES / 'codex-rollout-0.135.jsonl'}",
+        f"not a Claude Code log: {FIXTURES / 'codex-rollout-0.77.jsonl'}",
+    ]
+    codex_only = tmp_path / "sessions"
+    codex_only.mkdir()
+    shutil.copy(FIXTURES / "codex-rollout-0.135.jsonl", codex_only)
+    with pytest.raises(CommandError, match=r"^not a Claude Code log folder \(no Claude Code lines"):
+        call_command("ingest", "claude-code", str(codex_only), stdout=io.StringIO())

@@ -2,6 +2,7 @@
 a rollout read while it grows (run and model carried in the saved state)."""
 
 import io
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -139,4 +140,10 @@ def test_a_result_read_in_a_later_pass_updates_its_call(tmp_path: Path) -> None:
 
 def test_a_folder_without_rollouts_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match=r"^not a Codex log folder"):
+        call_command("ingest", "codex", str(tmp_path), stdout=io.StringIO())
+
+
+def test_a_folder_of_claude_code_transcripts_is_not_a_codex_folder(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "claude-code-commit-and-tool-error.jsonl", tmp_path)
+    with pytest.raises(CommandError, match=r"^not a Codex log folder \(no Codex lines"):
         call_command("ingest", "codex", str(tmp_path), stdout=io.StringIO())
