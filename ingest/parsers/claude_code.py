@@ -38,6 +38,14 @@ from typing import Any
 
 import orjson
 
+from ingest.parsers.claude_code_subagents import (
+    MAIN_AGENT,
+    SubagentCall,
+    SubagentLink,
+    agent_name,
+    count_of,
+    subagent_outcome,
+)
 from ingest.parsers.event_rows import EventRows
 from ingest.parsers.tool_calls import (
     GIT_COMMIT_COMMAND,
@@ -48,7 +56,6 @@ from ingest.parsers.tool_calls import (
 )
 
 SOURCE_KIND = "claude-code"
-MAIN_AGENT = "main"
 SUBAGENT_TOOLS = ("Task", "Agent")  # the tool that starts a subagent, renamed in 2.1
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's stand-in for a response it made up
 RAW_TEXT_LIMIT = 64 * 1024
@@ -65,32 +72,6 @@ _PARSED_TYPES = (b"assistant", b"user", b"system")
 CLAUDE_TYPES = frozenset(
     ("assistant", "user", "progress", "system", "summary", "file-history-snapshot")
 )
-
-
-def agent_name(agent_id: str) -> str:
-    return f"agent-{agent_id}"
-
-
-@dataclass(frozen=True)
-class SubagentLink:
-    """A subagent (`agent_id`) started by the tool call `tool_use_id` of `parent`."""
-
-    run: str
-    parent: str
-    tool_use_id: str
-    agent_id: str
-    ts: str
-    line_no: int
-    source: str | None = None
-
-
-@dataclass(frozen=True)
-class SubagentCall:
-    """The Task/Agent call that starts a subagent: its type and description."""
-
-    ts: str
-    subagent_type: str | None
-    description: str | None
 
 
 @dataclass
@@ -144,11 +125,6 @@ def _agent(doc: dict[str, Any]) -> str:
     if doc.get("isSidechain") is True:
         return agent_name(agent_id) if isinstance(agent_id, str) and agent_id else "sidechain"
     return MAIN_AGENT
-
-
-def _count(usage: dict[str, Any], key: str) -> int | None:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def parse_chunk(
@@ -281,7 +257,7 @@ def _llm_call(
 ) -> None:
     request_id = doc.get("requestId")
     call_id = f"{message_id}:{request_id}" if isinstance(request_id, str) else message_id
-    output = _count(usage, "output_tokens")
+    output = count_of(usage, "output_tokens")
     if parsed._chunk_open:
         parsed.continued_calls.add(call_id)
         parsed._chunk_open = False
@@ -301,11 +277,11 @@ def _llm_call(
         parent=MAIN_AGENT if agent != MAIN_AGENT else None,
         role="main" if agent == MAIN_AGENT else None,
         model=model,
-        input_tokens=_count(usage, "input_tokens"),
-        cached_input_tokens=_count(usage, "cache_read_input_tokens"),
-        cache_write_tokens=_count(usage, "cache_creation_input_tokens"),
-        cache_write_5m_tokens=_count(split, "ephemeral_5m_input_tokens"),
-        cache_write_1h_tokens=_count(split, "ephemeral_1h_input_tokens"),
+        input_tokens=count_of(usage, "input_tokens"),
+        cached_input_tokens=count_of(usage, "cache_read_input_tokens"),
+        cache_write_tokens=count_of(usage, "cache_creation_input_tokens"),
+        cache_write_5m_tokens=count_of(split, "ephemeral_5m_input_tokens"),
+        cache_write_1h_tokens=count_of(split, "ephemeral_1h_input_tokens"),
         output_tokens=output,
         source_line=line_no,
     )
@@ -418,24 +394,9 @@ def _subagent_end(
     if (run, agent_id) not in parsed.linked:
         parsed.linked.add((run, agent_id))
         parsed.links.append(SubagentLink(run, parent, use_id, agent_id, ts, line_no, parsed.source))
-    usage = outcome.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    final = {
-        "input_tokens": _count(usage, "input_tokens"),
-        "cached_input_tokens": _count(usage, "cache_read_input_tokens"),
-        "cache_write_tokens": _count(usage, "cache_creation_input_tokens"),
-        "output_tokens": _count(usage, "output_tokens"),
-    }
-    attrs = {
-        "status": outcome.get("status"),
-        "total_tokens": outcome.get("totalTokens"),
-        "tool_uses": outcome.get("totalToolUseCount"),
-        "final_usage": final if None not in final.values() else None,
-    }
-    if attrs["final_usage"] is not None:
-        parsed.final_usages[(run, agent_name(agent_id))] = {
-            key: value for key, value in final.items() if value is not None
-        }
+    attrs, final = subagent_outcome(outcome)
+    if final is not None:
+        parsed.final_usages[(run, agent_name(agent_id))] = final
     duration = outcome.get("totalDurationMs")
     parsed.rows.add(
         run=run,
@@ -484,54 +445,3 @@ def _compaction(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> 
         attrs=orjson.dumps(metadata).decode() if isinstance(metadata, dict) else None,
         source_line=line_no,
     )
-
-
-def spawn_rows(links: list[SubagentLink], calls: dict[str, SubagentCall]) -> EventRows:
-    """One `spawn` per subagent, at its Task/Agent call with the subagent type as its role
-    (that call from this chunk or stored; when it was never read, at the first line that
-    named the subagent, with the role `subagent`)."""
-    rows = EventRows()
-    for link in links:
-        call = calls.get(link.tool_use_id)
-        description = call.description if call else None
-        rows.add(
-            run=link.run,
-            agent=agent_name(link.agent_id),
-            ts=call.ts if call else link.ts,
-            event="spawn",
-            id=f"spawn:{link.tool_use_id}",
-            parent=link.parent,
-            role=(call.subagent_type if call else None) or "subagent",
-            task=link.tool_use_id,
-            attrs=orjson.dumps({"description": description}).decode() if description else None,
-            source_line=link.line_no,
-            source=link.source,
-        )
-    return rows
-
-
-def correct_final_outputs(parsed: ParsedTranscript) -> set[str]:
-    """Raise a subagent's last response to the output its Task result reports, when both
-    are in this batch; returns the runs left to settle against stored events (a result
-    or a subagent response whose counterpart was not read with it)."""
-    responses: dict[tuple[str, str], list[int]] = {}
-    for row in parsed.llm_rows.values():
-        agent = parsed.rows.get(row, "agent")
-        if agent != MAIN_AGENT:
-            responses.setdefault((parsed.rows.get(row, "run"), agent), []).append(row)
-    unsettled = {run for run, agent in responses if (run, agent) not in parsed.final_usages}
-    for (run, agent), final in parsed.final_usages.items():
-        matched = False
-        for row in responses.get((run, agent), []):
-            values = parsed.rows.rows[row]
-            if (
-                values.get("input_tokens") == final["input_tokens"]
-                and values.get("cached_input_tokens") == final["cached_input_tokens"]
-                and values.get("cache_write_tokens") == final["cache_write_tokens"]
-            ):
-                matched = True
-                if (values.get("output_tokens") or 0) < final["output_tokens"]:
-                    values["output_tokens"] = final["output_tokens"]
-        if not matched:
-            unsettled.add(run)
-    return unsettled

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from analytics import warehouse
 from ingest.parsers import claude_code as parser
+from ingest.parsers import claude_code_subagents as subagents
 from ingest.parsers.tool_calls import ToolUse, resolve_results
 from ingest.pipelines import transcript_files
 from ingest.pipelines.adapter_loading import (
@@ -160,11 +161,13 @@ def load_parsed(
             git_commit=bool(attrs.get("git_commit")),
         )
         if event["tool"] in parser.SUBAGENT_TOOLS:
-            calls[use_id] = parser.SubagentCall(
+            calls[use_id] = subagents.SubagentCall(
                 _iso(float(event["ts_ms"])), attrs.get("subagent_type"), attrs.get("description")
             )
     resolution = resolve_results(parsed.rows, parsed.results, uses)
-    unsettled_runs = parser.correct_final_outputs(parsed)
+    unsettled_runs = subagents.correct_final_outputs(
+        parsed.rows, parsed.llm_rows, parsed.final_usages
+    )
     outputs = []
     for call_id in parsed.continued_calls:
         row = parsed.llm_rows[call_id]
@@ -177,7 +180,7 @@ def load_parsed(
         [
             parsed.rows.table(),
             resolution.commits.table(),
-            parser.spawn_rows(parsed.links, calls).table(),
+            subagents.spawn_rows(parsed.links, calls).table(),
         ]
     )
     accepted = insert_new(

@@ -4,6 +4,7 @@ assistant lines, tool calls and results, subagent links, skipped and rejected li
 import orjson
 
 from ingest.parsers import claude_code as parser
+from ingest.parsers.claude_code_subagents import SubagentCall
 from tests.conftest import SHARED
 
 FIXTURES = SHARED / "fixtures" / "agent-logs"
@@ -79,7 +80,7 @@ def test_usage_is_never_read_from_progress_copies() -> None:
     assert [(link.agent_id, link.tool_use_id) for link in parsed.links] == [
         ("aac57f5", "toolu_01Hf8v1Za7y4af8VUwSR4CXU")
     ]
-    assert parsed.subagent_calls["toolu_01Hf8v1Za7y4af8VUwSR4CXU"] == parser.SubagentCall(
+    assert parsed.subagent_calls["toolu_01Hf8v1Za7y4af8VUwSR4CXU"] == SubagentCall(
         "2026-02-12T14:12:32.519Z", "general-purpose", "Check OTEL hex package versions"
     )
     assert parsed.final_usages == {
