@@ -66,6 +66,7 @@ RAW_TEXT_LIMIT = 64 * 1024
 # bytes `"type":"` cannot occur inside a JSON string (its quotes would be escaped), so
 # the first occurrence before any `{` is the top-level key.
 _TYPE_KEY = b'"type":"'
+_TYPE_WITHIN = 2048  # bytes: the plain fields before it (paths, ids) fit; if not, parse
 _PARENT_TOOL_USE = re.compile(rb'"parentToolUseID":"([^"\\]+)"')
 _PARSED_TYPES = (b"assistant", b"user", b"system")
 # Line types only Claude Code writes: a file with none of them is not a transcript.
@@ -182,7 +183,7 @@ def parse_chunk(
 
 def _skip_unparsed(parsed: ParsedTranscript, data: bytes) -> bool:
     """True for a line that can be skipped by its leading type alone."""
-    at = data.find(_TYPE_KEY)
+    at = data.find(_TYPE_KEY, 0, _TYPE_WITHIN)
     if at < 0 or data.find(b"{", 1, at) >= 0:
         return False  # parse it: the rules below decide
     start = at + len(_TYPE_KEY)
