@@ -41,7 +41,7 @@ def spend_figure(days: list[date], series: dict[str, list[float]], what: str) ->
         **base_layout(
             barmode="stack",
             hovermode="closest",
-            xaxis={"type": "date", "gridcolor": "#eef0f3", "title": {"text": "day"}},
+            xaxis={"type": "date", "gridcolor": "#eef0f3"},
             yaxis={"gridcolor": "#eef0f3", "rangemode": "tozero", "title": {"text": "USD"}},
         )
     )

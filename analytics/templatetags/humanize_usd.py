@@ -1,4 +1,4 @@
-"""`usd`: a dollar amount for reports, to the cent, with more places under one cent."""
+"""Report numbers: `usd` (to the cent, more places under one cent) and `count`."""
 
 from __future__ import annotations
 
@@ -16,3 +16,9 @@ def usd(value: float | None) -> str:
     if amount != 0 and abs(amount) < 0.01:
         return f"{sign}${abs(amount):.4f}"
     return f"{sign}${abs(amount):,.2f}"
+
+
+@register.filter
+def count(value: int | None) -> str:
+    """A token or call count with thousands separators."""
+    return "\u2013" if value is None else f"{int(value):,}"
