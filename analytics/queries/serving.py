@@ -90,22 +90,23 @@ RECENT_SCRAPES = """
 # `? IS NULL OR ...`, which stops filter pushdown).
 _PARTS = {
     "hours": """
-        SELECT hour AS ts, engine, le, samples, value_sum, value_max, increase
+        SELECT hour AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
         FROM serving_hours
-        WHERE metric = $metric AND hour >= $hours_start AND hour < $hours_end{filters}""",
+        WHERE list_contains($metrics, metric) AND hour >= $hours_start AND hour < $hours_end{filters}""",
     "minutes": """
-        SELECT minute AS ts, engine, le, samples, value_sum, value_max, increase
+        SELECT minute AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
         FROM serving_minutes
-        WHERE metric = $metric AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
+        WHERE list_contains($metrics, metric) AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
     "raw": """
-        SELECT ts, engine, le, 1 AS samples, value AS value_sum, value AS value_max,
+        SELECT ts, instance, metric, engine, le, 1 AS samples, value AS value_sum, value AS value_max,
                delta AS increase
         FROM serving_samples
-        WHERE metric = $metric AND ts >= $raw_start AND ts < $raw_end{filters}""",
+        WHERE list_contains($metrics, metric) AND ts >= $raw_start AND ts < $raw_end{filters}""",
 }
 
 _BUCKETED = """
-    SELECT to_timestamp(floor(epoch(ts) / $bucket) * $bucket) AS t, engine, le,
+    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, instance, metric,
+           engine, le,
            sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
            sum(increase) AS increase
     FROM ({parts}) AS rows
@@ -206,14 +207,17 @@ def _split(w: Window, mark: datetime | None) -> dict[str, tuple[datetime, dateti
     return spans
 
 
-def _series(
-    metric: str, instance: str | None, engine: str | None, w: Window
-) -> list[dict[str, Any]]:
+def _series_many(
+    metrics: tuple[str, ...], instance: str | None, engine: str | None, w: Window
+) -> dict[str, list[dict[str, Any]]]:
+    """Rows per (bucket, engine, le) of each metric, read in one statement: every
+    DuckLake statement pays ~10 ms per table for its catalog lookups."""
+    out: dict[str, list[dict[str, Any]]] = {m: [] for m in metrics}
     spans = _split(w, serving_rollups.cached_watermark())
     if not spans:
-        return []
+        return out
     parts = tuple(p for p in ("hours", "minutes", "raw") if p in spans)
-    params: dict[str, Any] = {"metric": metric, "bucket": float(w.bucket_s)}
+    params: dict[str, Any] = {"metrics": list(metrics), "bucket": float(w.bucket_s)}
     for part, (lo, hi) in spans.items():
         params[f"{part}_start"], params[f"{part}_end"] = lo, hi
     if instance is not None:
@@ -221,7 +225,23 @@ def _series(
     if engine is not None:
         params["engine"] = engine
     sql = SERIES_SQL[(parts, instance is not None, engine is not None)]
-    return warehouse.fetch_all(sql, params)
+    # Buckets come back as epoch seconds: converting each distinct one once is far
+    # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
+    times: dict[int, datetime] = {}
+    for row in warehouse.fetch_all(sql, params):
+        epoch = row["t"]
+        when = times.get(epoch)
+        if when is None:
+            when = times[epoch] = datetime.fromtimestamp(epoch, tz=UTC)
+        row["t"] = when
+        out[row.pop("metric")].append(row)
+    return out
+
+
+def _series(
+    metric: str, instance: str | None, engine: str | None, w: Window
+) -> list[dict[str, Any]]:
+    return _series_many((metric,), instance, engine, w)[metric]
 
 
 # --- instances and ranges ---------------------------------------------------------------
@@ -299,10 +319,9 @@ def make_window(
 # --- series -----------------------------------------------------------------------------
 
 
-def kv_usage(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
-    """Mean KV-cache usage (0..1) per bucket over every sample of every engine."""
+def _kv_points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     sums: dict[datetime, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for r in _series("kv_usage", instance, engine, w):
+    for r in rows:
         acc = sums[r["t"]]
         acc[0] += r["value_sum"]
         acc[1] += r["samples"]
@@ -314,15 +333,15 @@ def kv_usage(instance: str | None, w: Window, engine: str | None = None) -> list
     ]
 
 
-def gauge_means(
-    metric: str, instance: str | None, w: Window, engine: str | None = None
-) -> list[dict[str, Any]]:
-    """Per bucket: the gauge's mean summed over engines (e.g. running requests of the
-    whole instance) and its largest single sample."""
+def kv_usage(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
+    """Mean KV-cache usage (0..1) per bucket over every sample of every engine."""
+    return _kv_points(_series("kv_usage", instance, engine, w))
+
+
+def _gauge_points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     per: dict[datetime, dict[str, list[float]]] = defaultdict(dict)
-    for r in _series(metric, instance, engine, w):
-        key = f"{r['engine']}"
-        acc = per[r["t"]].setdefault(key, [0.0, 0.0, 0.0])
+    for r in rows:
+        acc = per[r["t"]].setdefault(str(r["engine"]), [0.0, 0.0, 0.0])
         acc[0] += r["value_sum"]
         acc[1] += r["samples"]
         acc[2] = max(acc[2], r["value_max"])
@@ -333,14 +352,26 @@ def gauge_means(
     return out
 
 
+def _increase_points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    totals: dict[datetime, float] = defaultdict(float)
+    for r in rows:
+        totals[r["t"]] += r["increase"] or 0.0
+    return [{"t": t, "increase": v} for t, v in sorted(totals.items())]
+
+
+def gauge_means(
+    metric: str, instance: str | None, w: Window, engine: str | None = None
+) -> list[dict[str, Any]]:
+    """Per bucket: the gauge's mean summed over engines (e.g. running requests of the
+    whole instance) and its largest single sample."""
+    return _gauge_points(_series(metric, instance, engine, w))
+
+
 def counter_increase(
     metric: str, instance: str | None, w: Window, engine: str | None = None
 ) -> list[dict[str, Any]]:
     """Reset-adjusted increase per bucket, summed over engines."""
-    totals: dict[datetime, float] = defaultdict(float)
-    for r in _series(metric, instance, engine, w):
-        totals[r["t"]] += r["increase"] or 0.0
-    return [{"t": t, "increase": v} for t, v in sorted(totals.items())]
+    return _increase_points(_series(metric, instance, engine, w))
 
 
 def preemptions(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
@@ -358,10 +389,9 @@ def _hit_rate(hits: float, queries: float) -> float | None:
 def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
     """Hits and queries per bucket (V1 counters; tokens, or blocks on 0.8.x) and
     hits/queries; for V0, which only exposes a hit-rate gauge, the gauge's mean."""
-    hits = {p["t"]: p["increase"] for p in counter_increase("prefix_hits", instance, w, engine)}
-    queries = {
-        p["t"]: p["increase"] for p in counter_increase("prefix_queries", instance, w, engine)
-    }
+    rows = _series_many(("prefix_hits", "prefix_queries", "prefix_hit_rate"), instance, engine, w)
+    hits = {p["t"]: p["increase"] for p in _increase_points(rows["prefix_hits"])}
+    queries = {p["t"]: p["increase"] for p in _increase_points(rows["prefix_queries"])}
     points: list[dict[str, Any]] = []
     if hits or queries:
         for t in sorted(set(hits) | set(queries)):
@@ -371,9 +401,9 @@ def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> 
         total_q = sum(queries.values())
         overall = {"hits": total_h, "queries": total_q, "hit_rate": _hit_rate(total_h, total_q)}
         return {"points": points, "overall": overall, "source": "counters"}
-    rows = _series("prefix_hit_rate", instance, engine, w)
+    gauge = rows["prefix_hit_rate"]
     per: dict[datetime, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for r in rows:
+    for r in gauge:
         per[r["t"]][0] += r["value_sum"]
         per[r["t"]][1] += r["samples"]
     for t, (s, n) in sorted(per.items()):
@@ -381,7 +411,7 @@ def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> 
     total_s = sum(v[0] for v in per.values())
     total_n = sum(v[1] for v in per.values())
     overall = {"hits": None, "queries": None, "hit_rate": total_s / total_n if total_n else None}
-    return {"points": points, "overall": overall, "source": "gauge" if rows else "none"}
+    return {"points": points, "overall": overall, "source": "gauge" if gauge else "none"}
 
 
 def latency(
@@ -412,10 +442,9 @@ def _finite(value: float) -> float | None:
 
 def throughput(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Prompt and generation tokens per second per bucket (increase / bucket length)."""
-    prompt = {p["t"]: p["increase"] for p in counter_increase("prompt_tokens", instance, w, engine)}
-    gen = {
-        p["t"]: p["increase"] for p in counter_increase("generation_tokens", instance, w, engine)
-    }
+    rows = _series_many(("prompt_tokens", "generation_tokens"), instance, engine, w)
+    prompt = {p["t"]: p["increase"] for p in _increase_points(rows["prompt_tokens"])}
+    gen = {p["t"]: p["increase"] for p in _increase_points(rows["generation_tokens"])}
     return [
         {
             "t": t,
@@ -428,8 +457,9 @@ def throughput(instance: str | None, w: Window, engine: str | None = None) -> li
 
 def queue(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Running and waiting requests per bucket: means summed over engines, and peaks."""
-    running = {p["t"]: p for p in gauge_means("running", instance, w, engine)}
-    waiting = {p["t"]: p for p in gauge_means("waiting", instance, w, engine)}
+    rows = _series_many(("running", "waiting"), instance, engine, w)
+    running = {p["t"]: p for p in _gauge_points(rows["running"])}
+    waiting = {p["t"]: p for p in _gauge_points(rows["waiting"])}
     out = []
     for t in sorted(set(running) | set(waiting)):
         r, q = running.get(t), waiting.get(t)
@@ -462,6 +492,27 @@ def latest_gauges(instance: str) -> dict[str, Any]:
         if "waiting" in by_metric
         else None,
     }
+
+
+def fleet_series(w: Window) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Every instance's KV usage and preemptions per bucket, read in one statement:
+    instance -> {"kv_usage": [{t, usage, max}], "preemptions": [{t, preemptions}]}."""
+    rows = _series_many(("kv_usage", "preemptions"), None, None, w)
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for metric, metric_rows in rows.items():
+        per_instance: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in metric_rows:
+            per_instance[r["instance"]].append(r)
+        for instance, instance_rows in per_instance.items():
+            series = out.setdefault(instance, {"kv_usage": [], "preemptions": []})
+            if metric == "kv_usage":
+                series["kv_usage"] = _kv_points(instance_rows)
+            else:
+                series["preemptions"] = [
+                    {"t": p["t"], "preemptions": p["increase"]}
+                    for p in _increase_points(instance_rows)
+                ]
+    return out
 
 
 def fleet_summary(start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
@@ -547,9 +598,10 @@ def latest_gauges_all(instances: list[dict[str, Any]]) -> dict[str, dict[str, fl
 
 def mean_request_tokens(instance: str, w: Window) -> float | None:
     """Mean prompt + generation tokens per finished request over the window."""
+    rows = _series_many(("requests", "prompt_tokens", "generation_tokens"), instance, None, w)
 
     def total(metric: str) -> float:
-        return sum(p["increase"] for p in counter_increase(metric, instance, w))
+        return sum(p["increase"] for p in _increase_points(rows[metric]))
 
     requests = total("requests")
     if requests <= 0:

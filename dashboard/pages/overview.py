@@ -95,12 +95,9 @@ def overview_chart(request: HttpRequest) -> HttpResponse:
         ]
     kv: dict[str, list[tuple[datetime, float | None]]] = {}
     preemptions: dict[str, list[tuple[datetime, float | None]]] = {}
-    for r in serving.list_instances():
-        name = r["instance"]
-        kv[name] = [(p["t"], p["usage"]) for p in serving.kv_usage(name, w)]
-        preemptions[name] = [
-            (p["t"], p["preemptions"]) for p in serving.preemptions(name, w)["points"]
-        ]
+    for name, data in sorted(serving.fleet_series(w).items()):
+        kv[name] = [(p["t"], p["usage"]) for p in data["kv_usage"]]
+        preemptions[name] = [(p["t"], p["preemptions"]) for p in data["preemptions"]]
     fig = serving_charts.overview_figure(
         commits, errors, kv, preemptions, run["run"] if run else None
     )

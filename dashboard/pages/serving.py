@@ -285,12 +285,11 @@ def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
     except ParameterError as exc:
         return _problem(exc)
     series: dict[str, list[tuple[datetime, float | None]]] = {}
-    for r in serving.list_instances():
+    for instance, data in sorted(serving.fleet_series(w).items()):
         if name == "kv":
-            series[r["instance"]] = _points(serving.kv_usage(r["instance"], w), "usage")
+            series[instance] = _points(data["kv_usage"], "usage")
         else:
-            points = serving.preemptions(r["instance"], w)["points"]
-            series[r["instance"]] = _points(points, "preemptions")
+            series[instance] = _points(data["preemptions"], "preemptions")
     if name == "kv":
         fig = serving_charts.time_series_figure(
             series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05)
