@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 
 from ingest.parsers.counters import CounterState
 from ingest.parsers.prometheus_text import ExpositionError, Sample, one_line
-from ingest.parsers.vllm import model_samples
+from ingest.parsers.vllm import FAMILIES, Kind, model_samples
 from ingest.pipelines.vllm_scrape import LoadResult, PendingScrape, load_scrapes
 from ingest.sources import prometheus_api
+from ingest.sources.http import FetchError
 
 DEFAULT_QUERY = '{__name__=~"vllm:.+"}'
 HISTOGRAM_PARTS = ("_bucket", "_count", "_sum")
@@ -48,6 +49,17 @@ def family_of(name: str, types: dict[str, tuple[str, str]]) -> tuple[str, str, s
             return base, types[base][0], types[base][1]
     if name.endswith("_total") and types.get(name[: -len("_total")], ("", ""))[0] == "counter":
         return name[: -len("_total")], "counter", types[name[: -len("_total")]][1]
+    # Not in the server's metadata (an old server, or a metadata limit): vLLM's own types.
+    if name.endswith("_total") and name[: -len("_total")] in FAMILIES:
+        family = name[: -len("_total")]
+        if FAMILIES[family][1] is Kind.COUNTER:
+            return family, "counter", ""
+    for suffix in HISTOGRAM_PARTS:
+        base = name[: -len(suffix)]
+        if name.endswith(suffix) and base in FAMILIES and FAMILIES[base][1] is Kind.HISTOGRAM:
+            return base, "histogram", ""
+    if name in FAMILIES and FAMILIES[name][1] is Kind.GAUGE:
+        return name, "gauge", ""
     return name, "untyped", ""
 
 
@@ -68,7 +80,13 @@ def run_import(
         raise ValueError("--end must not be before --start")
     if not math.isfinite(step_s) or step_s <= 0:
         raise ValueError("--step must be positive")
-    types = prometheus_api.metadata(base_url, timeout_s=timeout_s)
+    try:
+        types = prometheus_api.metadata(base_url, timeout_s=timeout_s)
+    except FetchError as exc:
+        # Range queries may still work; vLLM's own types stand in for the metadata.
+        if progress:
+            progress(f"no metric metadata ({exc}); using vLLM's metric types")
+        types = {}
     states: dict[str, CounterState] = {}
     result = ImportResult()
     dropped = {instance_label, *drop_labels}

@@ -172,3 +172,29 @@ def test_import_prometheus_reports_an_unreachable_server(lake: Path, db: None) -
             "--end",
             "2026-01-01T01:00:00Z",
         )
+
+
+def _ttft_answer(query: dict[str, list[str]]) -> tuple[int, str, bytes]:
+    """TTFT buckets (le 0.1, 0.5, +Inf) of one server, cumulative, one sample a minute."""
+    start, end = float(query["start"][0]), float(query["end"][0])
+    base = {"engine": "0", "model_name": "m"}
+    buckets: dict[str, list[float]] = {"0.1": [0, 2, 4], "0.5": [0, 6, 12], "+Inf": [0, 8, 16]}
+    result = []
+    for le, counts in buckets.items():
+        s = _series("vllm:time_to_first_token_seconds_bucket", {**base, "le": le}, counts)
+        values = [v for v in s["values"] if start <= v[0] <= end]
+        result.append({**s, "values": values})
+    body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+    return 200, "application/json", orjson.dumps(body)
+
+
+def test_import_without_metadata_types_series_by_vllms_own_names(lake: Path, db: None) -> None:
+    with loopback() as server:
+        server.routes["/api/v1/query_range"] = _ttft_answer  # no /api/v1/metadata: 404
+        args = ("--start", "2026-01-01T00:00:00Z", "--end", "2026-01-01T00:02:00Z", "--step", "1m")
+        summary = _run("import_prometheus", server.base_url, *args)
+    assert summary["scrapes"] == 3
+    # increases over the window: 4 <= 0.1 s, 12 <= 0.5 s, 16 in all; p50: rank 8 lies in
+    # (0.1, 0.5]: 0.1 + 0.4 * (8 - 4) / (12 - 4) = 0.3
+    w = serving.make_window("vllm-1:8000", None, None, 3600)
+    assert serving.latency("ttft", 0.5, "vllm-1:8000", w)["overall"] == pytest.approx(0.3)
