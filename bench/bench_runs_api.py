@@ -13,6 +13,7 @@ import os
 import statistics
 import time
 
+import duckdb
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -66,10 +67,12 @@ def _load() -> None:
     warehouse.migrate()
     started = time.perf_counter()
     for index in range(RUNS):
-        run = f"bench-run-{index:02d}"
-        warehouse.write(
-            lambda cur, run=run: cur.execute(INSERT_RUN_SQL, {"run": run, "n": EVENTS_PER_RUN})
-        )
+        params = {"run": f"bench-run-{index:02d}", "n": EVENTS_PER_RUN}
+
+        def insert(cur: duckdb.DuckDBPyConnection, params: dict[str, object] = params) -> None:
+            cur.execute(INSERT_RUN_SQL, params)
+
+        warehouse.write(insert)
     row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
     total = row["n"] if row else 0
     print(f"   loaded {total:,} events in {time.perf_counter() - started:.1f} s", flush=True)

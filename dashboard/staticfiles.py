@@ -21,7 +21,8 @@ class PlotlyFinder(BaseFinder):
     def check(self, **kwargs: Any) -> list[Any]:
         return []
 
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:
+    # django-stubs declares find() as two overloads; this one body serves both.
+    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> Any:
         if path == PLOTLY_STATIC_PATH and PLOTLY_BUNDLE.exists():
             return [str(PLOTLY_BUNDLE)] if find_all else str(PLOTLY_BUNDLE)
         return [] if find_all else ""

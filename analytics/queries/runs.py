@@ -287,10 +287,11 @@ def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) 
             COMMIT_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
         )
     }
-    points = []
+    points: list[dict[str, Any]] = []
     if span is not None:
         for epoch in range(span[0], span[1] + 1, bucket_seconds):
             points.append({"t": _from_epoch(epoch), "commits": counts.get(epoch, 0)})
+    # The busiest bucket; the earliest one when several tie.
     peak = max(points, key=lambda p: (p["commits"], -p["t"].timestamp()), default=None)
     return {
         "run": run,

@@ -411,7 +411,7 @@ def _first_bytes(array: pa.Array) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.uint8)
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(array.buffers()[1], dtype=offset_type)[
+    offsets: np.ndarray = np.frombuffer(array.buffers()[1], dtype=offset_type)[
         array.offset : array.offset + n + 1
     ]
     data_buffer = array.buffers()[2]
