@@ -32,6 +32,10 @@ from ingest.sources.vllm_metrics import read_metrics
 
 log = logging.getLogger(__name__)
 
+# Minutes are rolled up a few at a time: each rollup costs its own statements (~30 ms of
+# CPU), and answers read the minutes not yet rolled from raw samples anyway.
+ROLLUP_EVERY = timedelta(minutes=5)
+
 # One query for everything a load needs to know first: scrapes already stored in the
 # batch's span (to skip them), each instance's last successful scrape before it (its
 # counter baseline; looked for within the raw retention window, where samples still are)
@@ -207,7 +211,8 @@ def load_scrapes(
                 cur.unregister("serving_scrape_batch")
             _redo_rolled_minutes(cur, fresh, state.mark)
         if rollup_until is not None and (
-            state.mark is None or serving_rollups.floor_minute(rollup_until) > state.mark
+            state.mark is None
+            or serving_rollups.floor_minute(rollup_until) - state.mark >= ROLLUP_EVERY
         ):
             serving_rollups.rollup_minutes(cur, rollup_until, known_mark=state.mark)
         return result, fresh, current
