@@ -153,6 +153,13 @@ def drift_text(drift: Mapping[str, Any]) -> str:
     return text
 
 
+def rate_axis_top(points: Sequence[Mapping[str, Any]]) -> float:
+    """The error-rate axis ends a little above the highest rate, and at 5 % at least, so
+    a run without errors is not drawn on a 0-100 % axis."""
+    highest = max((p["rate"] for p in points if p["attempts"]), default=0.0)
+    return max(0.05, min(1.0, highest * 1.15))
+
+
 def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
     """Error rate per bucket (errors / attempts), attempts as faint bars behind it, and the
     drift line coloured by its verdict."""
@@ -203,7 +210,7 @@ def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
         charts.base_layout(
             yaxis={
                 "gridcolor": "#eef0f3",
-                "rangemode": "tozero",
+                "range": [0, rate_axis_top(points)],
                 "tickformat": ".0%",
                 "title": {"text": "errors / attempts"},
             },

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from analytics.run_charts import drift_line, drift_text
+from analytics.run_charts import drift_line, drift_text, rate_axis_top
 
 T0 = datetime(2026, 1, 14, 10, tzinfo=UTC)
 
@@ -42,3 +42,13 @@ def test_drift_text_says_the_verdict_slope_and_p_value() -> None:
         "min_buckets": 8,
     }
     assert drift_text(empty) == "flat: too few buckets with attempts"
+
+
+def test_the_rate_axis_fits_the_rates_with_a_floor_of_five_percent() -> None:
+    def points(*rates: float) -> list[dict[str, Any]]:
+        return [{"attempts": 10, "rate": r} for r in rates] + [{"attempts": 0, "rate": 0.9}]
+
+    assert rate_axis_top(points(0.0, 0.0)) == 0.05
+    assert rate_axis_top(points(0.02, 0.2)) == pytest.approx(0.23)
+    assert rate_axis_top(points(0.95)) == 1.0
+    assert rate_axis_top([]) == 0.05
