@@ -228,6 +228,37 @@ class AgentCommitsOut(Schema):
     last_ts: str
 
 
+class WorkClaimsPoint(Schema):
+    t: str
+    work: int
+    claims: int
+
+
+class WorkClaimsOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[WorkClaimsPoint]
+    work: int
+    claims: int
+
+
+@router.get(
+    "/{path:run}/work-and-claims",
+    response=WorkClaimsOut,
+    url_name="run_work_and_claims",
+    summary="Commits per bucket, work apart from task claims",
+)
+def work_and_claims(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    seconds = parse_bucket_seconds(bucket)
+    return _times(run_details.work_and_claims(run, seconds, _window(start, end)))
+
+
 @router.get(
     "/{path:run}/sources",
     response=list[SourceOut],

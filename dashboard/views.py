@@ -179,11 +179,14 @@ def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
     """Sources, tools, tokens by model and commits per agent (analytics.queries.run_details,
     as the API serves them)."""
     span = window.time_range
+    commits = run_details.commits_by_agent(run, span)
     return {
         "details_sources": run_details.sources(run, span),
         "details_tools": run_details.tools(run, span),
         "details_models": run_details.models(run, span),
-        "details_commits": run_details.commits_by_agent(run, span),
+        "details_commits": commits,
+        "details_work": sum(int(c["work"]) for c in commits),
+        "details_claims": sum(int(c["claims"]) for c in commits),
     }
 
 

@@ -13,7 +13,7 @@ from datetime import UTC
 from typing import Any
 
 from analytics import warehouse
-from analytics.queries.runs import TimeRange, ensure_run
+from analytics.queries.runs import TimeRange, commit_rate, ensure_run
 
 _IN_RANGE = """
 run = $run
@@ -86,6 +86,21 @@ ORDER BY commits DESC, agent
 """
 
 
+# Task claims per bucket (epoch-aligned, as commit_rate's), commits counted once per sha.
+CLAIMS_PER_BUCKET_SQL = f"""
+WITH commits AS (
+    SELECT * FROM events
+    WHERE event = 'commit' AND ok IS DISTINCT FROM false AND {_IN_RANGE}
+    QUALIFY commit_sha IS NULL OR row_number() OVER (
+        PARTITION BY commit_sha ORDER BY ts, source, source_line) = 1
+)
+SELECT (floor(epoch(ts) / $bucket) * $bucket)::BIGINT AS bucket_epoch, count(*) AS claims
+FROM commits
+WHERE commit_claim
+GROUP BY ALL
+"""
+
+
 def _params(run: str, window: TimeRange | None) -> dict[str, Any]:
     return {"run": run, **(window or TimeRange()).params()}
 
@@ -143,3 +158,31 @@ def commits_by_agent(run: str, window: TimeRange | None = None) -> list[dict[str
     return _utc(
         warehouse.fetch_all(COMMITS_BY_AGENT_SQL, _params(run, window)), "first_ts", "last_ts"
     )
+
+
+def work_and_claims(
+    run: str, bucket_seconds: int, window: TimeRange | None = None
+) -> dict[str, Any]:
+    """Commits per bucket split into work and task claims (git runs mark claims: commits
+    that only add or remove files under the claims folder). The buckets and totals are
+    commit_rate's, so work + claims is always the commit rate."""
+    window = window or TimeRange()
+    rate = commit_rate(run, bucket_seconds, window)
+    claims = {
+        int(r["bucket_epoch"]): int(r["claims"])
+        for r in warehouse.fetch_all(
+            CLAIMS_PER_BUCKET_SQL, {**_params(run, window), "bucket": bucket_seconds}
+        )
+    }
+    points = []
+    for point in rate["points"]:
+        claimed = claims.get(int(point["t"].timestamp()), 0)
+        points.append({"t": point["t"], "work": point["commits"] - claimed, "claims": claimed})
+    total_claims = sum(p["claims"] for p in points)
+    return {
+        "run": run,
+        "bucket_seconds": bucket_seconds,
+        "points": points,
+        "work": rate["total"] - total_claims,
+        "claims": total_claims,
+    }

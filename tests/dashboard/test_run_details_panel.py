@@ -41,3 +41,4 @@ def test_the_panel_shows_source_tools_tokens_and_commits(page: str) -> None:
 
     commits = section(page, "run-commits-by-agent")
     assert "<td>main</td>" in commits and '<td class="num">118</td>' in commits
+    assert "1 work, 0 task claims" in commits

@@ -94,6 +94,16 @@ def test_commits_per_agent_count_claims_apart(lake: Path, tmp_path: Path) -> Non
     assert [(r["agent"], r["commits"], r["claims"], r["work"]) for r in rows] == [
         ("Agent", 4, 2, 2)
     ]
+    # Committed at 08:40:30, 08:41:30, 08:42:30 and 08:43:30 UTC: claim, work, claim, work
+    # (the last adds a lock file but also changes work.txt).
+    split = run_details.work_and_claims("fleet", 60)
+    assert [(p["t"].strftime("%H:%M"), p["work"], p["claims"]) for p in split["points"]] == [
+        ("08:40", 0, 1),
+        ("08:41", 1, 0),
+        ("08:42", 0, 1),
+        ("08:43", 1, 0),
+    ]
+    assert (split["work"], split["claims"]) == (2, 2)
 
 
 def test_the_api_serves_the_same_answers(
@@ -117,5 +127,13 @@ def test_the_api_serves_the_same_answers(
     )
     commits = client.get(f"/api/runs/{SESSION}/commits-by-agent", headers=auth_headers).json()
     assert [(c["agent"], c["commits"], c["work"]) for c in commits] == [("main", 1, 1)]
+    split = client.get(f"/api/runs/{SESSION}/work-and-claims?bucket=1d", headers=auth_headers)
+    assert split.json() == {
+        "run": SESSION,
+        "bucket_seconds": 86400,
+        "points": [{"t": "2026-02-12T00:00:00Z", "work": 1, "claims": 0}],
+        "work": 1,
+        "claims": 0,
+    }
     assert client.get("/api/runs/nope/tools", headers=auth_headers).status_code == 404
     assert client.get(f"/api/runs/{SESSION}/tools").status_code == 401
