@@ -39,7 +39,7 @@ class FileChunk:
 
     @property
     def size(self) -> int:
-        return self.reached.byte_offset - (self.expected.byte_offset if self.expected else 0)
+        return self.reached.byte_offset - self.start_offset
 
 
 def moves(batch: list[FileChunk]) -> list[tuple[str, Position | None, Position]]:
