@@ -1,25 +1,24 @@
 """Questions about vLLM serving: instances, KV usage, prefix cache, preemptions, latency,
 throughput, queue and KV capacity, each over a time range in fixed buckets.
 
-Every series is answered from per-minute rollups for minutes before the rollup watermark
-and from raw samples after it (or from raw samples only, for buckets that are not whole
-minutes). Counter rows carry reset-adjusted increases computed at load time, so answers
-are sums; quantiles interpolate as Prometheus histogram_quantile() does. SQL lives here as
-constants with bound parameters; views and API handlers never write SQL.
+Series are read through analytics/queries/serving_series.py (hour and minute rollups
+before the rollup watermark, raw samples after it). Counter rows carry reset-adjusted
+increases computed at load time, so answers are sums; quantiles interpolate as Prometheus
+histogram_quantile() does. SQL lives here (and in serving_series.py) as constants with
+bound parameters; views and API handlers never write SQL.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from analytics import serving_rollups, warehouse
 from analytics.errors import NotFoundError, ParameterError
 from analytics.histograms import bucket_quantile
+from analytics.queries.serving_series import Window, read_one, read_series
 
 LATENCY_METRICS = {"ttft": "ttft", "itl": "itl", "e2e": "e2e"}
 MAX_POINTS = 20_000
@@ -83,59 +82,6 @@ RECENT_SCRAPES = """
     LIMIT $limit
 """
 
-# A series is read from up to three tables, each only for the part of the window it owns:
-# per-hour rollups for hours before the watermark's hour, per-minute rollups from there to
-# the watermark, raw samples after it. Every bound is a bound parameter, never a join, so
-# DuckLake skips files outside it; instance and engine filters are plain equalities (never
-# `? IS NULL OR ...`, which stops filter pushdown).
-_PARTS = {
-    "hours": """
-        SELECT hour AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
-        FROM serving_hours
-        WHERE list_contains($metrics, metric) AND hour >= $hours_start AND hour < $hours_end{filters}""",
-    "minutes": """
-        SELECT minute AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
-        FROM serving_minutes
-        WHERE list_contains($metrics, metric) AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
-    "raw": """
-        SELECT ts, instance, metric, engine, le, 1 AS samples, value AS value_sum, value AS value_max,
-               delta AS increase
-        FROM serving_samples
-        WHERE list_contains($metrics, metric) AND ts >= $raw_start AND ts < $raw_end{filters}""",
-}
-
-_BUCKETED = """
-    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, instance, metric,
-           engine, le,
-           sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
-           sum(increase) AS increase
-    FROM ({parts}) AS rows
-    GROUP BY ALL
-    ORDER BY t
-"""
-
-
-def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool) -> str:
-    filters = (" AND instance = $instance" if by_instance else "") + (
-        " AND engine = $engine" if by_engine else ""
-    )
-    union = "\n        UNION ALL".join(_PARTS[p].format(filters=filters) for p in parts)
-    return _BUCKETED.format(parts=union)
-
-
-_PART_SETS = [
-    tuple(p for p, on in zip(("hours", "minutes", "raw"), bits, strict=True) if on)
-    for bits in itertools.product((True, False), repeat=3)
-    if any(bits)
-]
-# Every statement a series read can run: (tables read, by instance, by engine) -> SQL.
-SERIES_SQL = {
-    (parts, by_instance, by_engine): _series_sql(parts, by_instance, by_engine)
-    for parts in _PART_SETS
-    for by_instance in (True, False)
-    for by_engine in (True, False)
-}
-
 # Per instance, over one window: the inputs of the Serving overview table.
 SUMMARY_BY_INSTANCE = """
     SELECT instance, metric, le, sum(samples) AS samples, sum(value_sum) AS value_sum,
@@ -172,76 +118,6 @@ LATEST_GAUGES = """
       AND s.metric IN ('kv_usage', 'running', 'waiting', 'swapped')
     GROUP BY ALL
 """
-
-
-@dataclass(frozen=True)
-class Window:
-    """A query range [start, end) cut into buckets of `bucket_s` seconds."""
-
-    start: datetime
-    end: datetime
-    bucket_s: int
-
-    @property
-    def minute_aligned(self) -> bool:
-        return self.bucket_s % 60 == 0
-
-
-def _split(w: Window, mark: datetime | None) -> dict[str, tuple[datetime, datetime]]:
-    """Which table answers which part of the window (empty parts left out)."""
-    spans: dict[str, tuple[datetime, datetime]] = {}
-    if mark is None or not w.minute_aligned:
-        return {"raw": (w.start, w.end)}
-    rolled = min(w.end, mark)
-    raw_start = max(w.start, mark)
-    minutes_start = w.start
-    if w.bucket_s % 3600 == 0:
-        hours_end = min(rolled, serving_rollups.floor_hour(mark))
-        if hours_end > w.start:
-            spans["hours"] = (w.start, hours_end)
-            minutes_start = hours_end
-    if rolled > minutes_start:
-        spans["minutes"] = (minutes_start, rolled)
-    if w.end > raw_start:
-        spans["raw"] = (raw_start, w.end)
-    return spans
-
-
-def _series_many(
-    metrics: tuple[str, ...], instance: str | None, engine: str | None, w: Window
-) -> dict[str, list[dict[str, Any]]]:
-    """Rows per (bucket, engine, le) of each metric, read in one statement: every
-    DuckLake statement pays ~10 ms per table for its catalog lookups."""
-    out: dict[str, list[dict[str, Any]]] = {m: [] for m in metrics}
-    spans = _split(w, serving_rollups.cached_watermark())
-    if not spans:
-        return out
-    parts = tuple(p for p in ("hours", "minutes", "raw") if p in spans)
-    params: dict[str, Any] = {"metrics": list(metrics), "bucket": float(w.bucket_s)}
-    for part, (lo, hi) in spans.items():
-        params[f"{part}_start"], params[f"{part}_end"] = lo, hi
-    if instance is not None:
-        params["instance"] = instance
-    if engine is not None:
-        params["engine"] = engine
-    sql = SERIES_SQL[(parts, instance is not None, engine is not None)]
-    # Buckets come back as epoch seconds: converting each distinct one once is far
-    # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
-    times: dict[int, datetime] = {}
-    for row in warehouse.fetch_all(sql, params):
-        epoch = row["t"]
-        when = times.get(epoch)
-        if when is None:
-            when = times[epoch] = datetime.fromtimestamp(epoch, tz=UTC)
-        row["t"] = when
-        out[row.pop("metric")].append(row)
-    return out
-
-
-def _series(
-    metric: str, instance: str | None, engine: str | None, w: Window
-) -> list[dict[str, Any]]:
-    return _series_many((metric,), instance, engine, w)[metric]
 
 
 # --- instances and ranges ---------------------------------------------------------------
@@ -335,7 +211,7 @@ def _kv_points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def kv_usage(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Mean KV-cache usage (0..1) per bucket over every sample of every engine."""
-    return _kv_points(_series("kv_usage", instance, engine, w))
+    return _kv_points(read_one("kv_usage", instance, engine, w))
 
 
 def _gauge_points(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -364,14 +240,14 @@ def gauge_means(
 ) -> list[dict[str, Any]]:
     """Per bucket: the gauge's mean summed over engines (e.g. running requests of the
     whole instance) and its largest single sample."""
-    return _gauge_points(_series(metric, instance, engine, w))
+    return _gauge_points(read_one(metric, instance, engine, w))
 
 
 def counter_increase(
     metric: str, instance: str | None, w: Window, engine: str | None = None
 ) -> list[dict[str, Any]]:
     """Reset-adjusted increase per bucket, summed over engines."""
-    return _increase_points(_series(metric, instance, engine, w))
+    return _increase_points(read_one(metric, instance, engine, w))
 
 
 def preemptions(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
@@ -389,7 +265,7 @@ def _hit_rate(hits: float, queries: float) -> float | None:
 def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> dict[str, Any]:
     """Hits and queries per bucket (V1 counters; tokens, or blocks on 0.8.x) and
     hits/queries; for V0, which only exposes a hit-rate gauge, the gauge's mean."""
-    rows = _series_many(("prefix_hits", "prefix_queries", "prefix_hit_rate"), instance, engine, w)
+    rows = read_series(("prefix_hits", "prefix_queries", "prefix_hit_rate"), instance, engine, w)
     hits = {p["t"]: p["increase"] for p in _increase_points(rows["prefix_hits"])}
     queries = {p["t"]: p["increase"] for p in _increase_points(rows["prefix_queries"])}
     points: list[dict[str, Any]] = []
@@ -425,7 +301,7 @@ def latency(
         raise ParameterError(f"quantile must be between 0 and 1, got {quantile}")
     per: dict[datetime, dict[float, float]] = defaultdict(lambda: defaultdict(float))
     overall: dict[float, float] = defaultdict(float)
-    for r in _series(LATENCY_METRICS[metric], instance, engine, w):
+    for r in read_one(LATENCY_METRICS[metric], instance, engine, w):
         inc = r["increase"] or 0.0
         per[r["t"]][r["le"]] += inc
         overall[r["le"]] += inc
@@ -442,7 +318,7 @@ def _finite(value: float) -> float | None:
 
 def throughput(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Prompt and generation tokens per second per bucket (increase / bucket length)."""
-    rows = _series_many(("prompt_tokens", "generation_tokens"), instance, engine, w)
+    rows = read_series(("prompt_tokens", "generation_tokens"), instance, engine, w)
     prompt = {p["t"]: p["increase"] for p in _increase_points(rows["prompt_tokens"])}
     gen = {p["t"]: p["increase"] for p in _increase_points(rows["generation_tokens"])}
     return [
@@ -457,7 +333,7 @@ def throughput(instance: str | None, w: Window, engine: str | None = None) -> li
 
 def queue(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Running and waiting requests per bucket: means summed over engines, and peaks."""
-    rows = _series_many(("running", "waiting"), instance, engine, w)
+    rows = read_series(("running", "waiting"), instance, engine, w)
     running = {p["t"]: p for p in _gauge_points(rows["running"])}
     waiting = {p["t"]: p for p in _gauge_points(rows["waiting"])}
     out = []
@@ -497,7 +373,7 @@ def latest_gauges(instance: str) -> dict[str, Any]:
 def fleet_series(w: Window) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every instance's KV usage and preemptions per bucket, read in one statement:
     instance -> {"kv_usage": [{t, usage, max}], "preemptions": [{t, preemptions}]}."""
-    rows = _series_many(("kv_usage", "preemptions"), None, None, w)
+    rows = read_series(("kv_usage", "preemptions"), None, None, w)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for metric, metric_rows in rows.items():
         per_instance: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -598,7 +474,7 @@ def latest_gauges_all(instances: list[dict[str, Any]]) -> dict[str, dict[str, fl
 
 def mean_request_tokens(instance: str, w: Window) -> float | None:
     """Mean prompt + generation tokens per finished request over the window."""
-    rows = _series_many(("requests", "prompt_tokens", "generation_tokens"), instance, None, w)
+    rows = read_series(("requests", "prompt_tokens", "generation_tokens"), instance, None, w)
 
     def total(metric: str) -> float:
         return sum(p["increase"] for p in _increase_points(rows[metric]))

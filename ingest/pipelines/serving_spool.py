@@ -7,6 +7,7 @@ in between re-loads the file, which load_scrapes() ignores as already stored.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import asdict
@@ -18,6 +19,8 @@ from django.conf import settings
 
 from ingest.parsers.vllm import EngineKind, ModelledScrape
 from ingest.pipelines.vllm_scrape import PendingScrape
+
+log = logging.getLogger(__name__)
 
 
 def spool_dir() -> Path:
@@ -66,7 +69,18 @@ def pending_files() -> list[Path]:
 
 
 def read(paths: list[Path]) -> list[PendingScrape]:
-    return [_load(p) for p in paths]
+    """The spooled scrapes; a file that cannot be read (written by another version, say)
+    is moved to `rejected/` and logged, so one bad file never blocks the spool."""
+    out = []
+    for path in paths:
+        try:
+            out.append(_load(path))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            rejected = path.parent / "rejected"
+            rejected.mkdir(exist_ok=True)
+            path.replace(rejected / path.name)
+            log.warning("spooled scrape %s unreadable (%s); moved to %s", path.name, exc, rejected)
+    return out
 
 
 def oldest_age_s(now: float | None = None) -> float | None:

@@ -45,3 +45,14 @@ def test_ticks_spool_scrapes_and_load_them_in_one_commit_when_due(lake: Path, db
         {"instance": "gpu-b", "n": 2, "up": False, "error": "HTTP 404 Not Found"},
     ]
     assert ScrapeTarget.objects.get(name="gpu-a").last_attempt_at == NOW + timedelta(seconds=30)
+
+
+def test_an_unreadable_spool_file_is_set_aside_not_loaded(db: None) -> None:
+    bad = serving_spool.spool_dir() / "1700000000000000-1-1.json"
+    bad.write_text("{not json")
+    try:
+        assert serving_spool.read([bad]) == []
+        assert (serving_spool.spool_dir() / "rejected" / bad.name).exists()
+        assert not bad.exists()
+    finally:
+        (serving_spool.spool_dir() / "rejected" / bad.name).unlink(missing_ok=True)
