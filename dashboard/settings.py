@@ -135,8 +135,8 @@ FLEETSCOPE_TAIL_CODEX = read_list("FLEETSCOPE_TAIL_CODEX", [])
 # --- vLLM serving metrics ---
 # How often the beat task looks for due scrape targets (each target has its own interval).
 FLEETSCOPE_SCRAPE_SECONDS = read_int("FLEETSCOPE_SCRAPE_SECONDS", 15)
-# Scrapes are spooled locally and loaded together this often: one DuckLake commit costs
-# ~50-100 ms of CPU whatever its size, so a minute of scrapes shares one (bench_serving).
+# Scrapes are spooled locally and loaded together this often: one load costs ~100 ms of
+# CPU (DuckLake catalog work) whatever its size, so a minute of scrapes shares one.
 FLEETSCOPE_SERVING_FLUSH_SECONDS = read_int("FLEETSCOPE_SERVING_FLUSH_SECONDS", 60)
 # Raw samples are kept this long; per-minute rollups are kept for good.
 FLEETSCOPE_SERVING_RAW_RETENTION_HOURS = read_int("FLEETSCOPE_SERVING_RAW_RETENTION_HOURS", 48)

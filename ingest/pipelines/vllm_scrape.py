@@ -226,10 +226,10 @@ def load_scrapes(
 
 @contextmanager
 def _single_threaded() -> Iterator[None]:
-    """Run a load's statements on one DuckDB thread. They are small (a few thousand rows),
-    and idle worker threads cost more CPU than they save: bench_serving measured ~160 ms
-    of CPU per one-scrape commit with the default threads and ~16 ms with one. `threads`
-    is per process; loads run in the warehouse worker and in commands, never in the web."""
+    """Run a load's statements on one DuckDB thread. They are small (a few thousand rows)
+    and idle worker threads only add CPU; most of a load's cost is DuckLake's catalog work
+    per statement and commit (bench_serving). `threads` is per process; loads run in the
+    warehouse worker and in commands, never in the web process."""
     cur = warehouse.cursor()
     row = cur.execute("SELECT current_setting('threads')").fetchone()
     before = int(row[0]) if row else 1
