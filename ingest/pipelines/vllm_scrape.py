@@ -21,12 +21,18 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pyarrow as pa
-from django.conf import settings
 
 from analytics import serving_rollups, warehouse
 from ingest.parsers.counters import CounterState, compute_deltas
 from ingest.parsers.prometheus_text import ExpositionError, one_line
 from ingest.parsers.vllm import ModelledScrape, parse_scrape
+from ingest.pipelines.scrape_baselines import (
+    ScrapeState,
+    baselines,
+    drop_stored,
+    read_state,
+    remember,
+)
 from ingest.sources.http import FetchError
 from ingest.sources.vllm_metrics import read_metrics
 
@@ -35,33 +41,6 @@ log = logging.getLogger(__name__)
 # Minutes are rolled up a few at a time: each rollup costs its own statements (~30 ms of
 # CPU), and answers read the minutes not yet rolled from raw samples anyway.
 ROLLUP_EVERY = timedelta(minutes=5)
-
-# One query for everything a load needs to know first: scrapes already stored in the
-# batch's span (to skip them), each instance's last successful scrape before it (its
-# counter baseline; looked for within the raw retention window, where samples still are)
-# and the rollup watermark. Every DuckLake statement costs ~10 ms of CPU, so one, not three.
-SCRAPE_STATE = """
-    WITH per_instance AS (
-        SELECT instance,
-               max(ts) FILTER (WHERE up AND ts < $first) AS last_up_before,
-               list(epoch_us(ts) ORDER BY ts) FILTER (WHERE ts >= $first) AS stored_us,
-               list(up ORDER BY ts) FILTER (WHERE ts >= $first) AS stored_up
-        FROM serving_scrapes
-        WHERE ts >= $lookback AND ts <= $last AND list_contains($instances, instance)
-        GROUP BY instance
-    ),
-    mark AS (SELECT max(rolled_until) AS mark FROM serving_rollup_marks)
-    SELECT p.instance, p.last_up_before, p.stored_us, p.stored_up, mark.mark
-    FROM mark LEFT JOIN per_instance p ON true
-"""
-
-# `ts >= ?` is a constant so DuckLake can skip every file older than the oldest baseline.
-PREVIOUS_COUNTERS = """
-    SELECT instance, name, labels, value, created
-    FROM serving_samples
-    WHERE ts >= ? AND kind IN ('counter', 'histogram', 'summary')
-      AND list_contains(?, instance || '@' || CAST(epoch_us(ts) AS VARCHAR))
-"""
 
 INSERT_SAMPLES = """
     INSERT INTO serving_samples
@@ -173,11 +152,6 @@ def collect_scrape(
     return pending
 
 
-# Per process: instance -> (time of its last loaded scrape, counter state after it). Saves
-# re-reading the previous scrape's samples when this process loaded it itself.
-_state_cache: dict[str, tuple[int, CounterState]] = {}
-
-
 def load_scrapes(
     pending: Sequence[PendingScrape],
     *,
@@ -192,14 +166,14 @@ def load_scrapes(
     def work(
         cur: duckdb.DuckDBPyConnection,
     ) -> tuple[LoadResult, list[PendingScrape], dict[str, CounterState]]:
-        state = _read_state(cur, ordered) if ordered else _State(set(), {}, None)
+        state = read_state(cur, ordered) if ordered else ScrapeState(set(), {}, None)
         if not ordered:
             state.mark = serving_rollups.watermark(cur) if rollup_until is not None else None
-        fresh = _drop_stored(ordered, state.stored)
+        fresh = drop_stored(ordered, state.stored)
         result = LoadResult(duplicates=len(ordered) - len(fresh))
         current: dict[str, CounterState] = {}
         if fresh:
-            current = _baselines(cur, fresh, states, state.last_up)
+            current = baselines(cur, fresh, states, state.last_up)
             samples, scrape_rows = _build_tables(fresh, current, result)
             cur.register("serving_batch", samples)
             cur.register("serving_scrape_batch", scrape_rows)
@@ -220,7 +194,7 @@ def load_scrapes(
     # Remembered only once committed: `work` may run again after a conflict.
     with _single_threaded():
         result, fresh, current = warehouse.write(work)
-    _remember(fresh, current, states)
+    remember(fresh, current, states)
     return result
 
 
@@ -241,116 +215,6 @@ def _single_threaded() -> Iterator[None]:
         yield
     finally:
         cur.execute("SET threads = ?", [before])
-
-
-@dataclass
-class _State:
-    stored: set[tuple[str, int]]
-    last_up: dict[str, datetime]
-    mark: datetime | None
-
-
-def _from_us(us: int) -> datetime:
-    return datetime.fromtimestamp(us / 1_000_000, tz=UTC)
-
-
-def _read_state(cur: duckdb.DuckDBPyConnection, ordered: list[PendingScrape]) -> _State:
-    instances = sorted({p.instance for p in ordered})
-    first = min(p.ts for p in ordered)
-    last = max(p.ts for p in ordered)
-    lookback = first - timedelta(hours=settings.FLEETSCOPE_SERVING_RAW_RETENTION_HOURS)
-    rows = cur.execute(
-        SCRAPE_STATE,
-        {"first": first, "last": last, "lookback": lookback, "instances": instances},
-    ).fetchall()
-    firsts: dict[str, datetime] = {}
-    for p in ordered:
-        firsts.setdefault(p.instance, p.ts)
-    stored: set[tuple[str, int]] = set()
-    last_up: dict[str, datetime] = {}
-    mark = None
-    for instance, before, stored_us, stored_up, row_mark in rows:
-        mark = row_mark if row_mark is not None else mark
-        if instance is None:
-            continue
-        if before is not None:
-            last_up[instance] = before
-        for us, up in zip(stored_us or [], stored_up or [], strict=True):
-            stored.add((instance, int(us)))
-            when = _from_us(int(us))
-            # a scrape stored inside the batch's span but before this instance's first one
-            if (
-                up
-                and when < firsts[instance]
-                and (instance not in last_up or when > last_up[instance])
-            ):
-                last_up[instance] = when
-    return _State(stored, last_up, mark)
-
-
-def _us(ts: datetime) -> int:
-    return round(ts.timestamp() * 1_000_000)
-
-
-def _drop_stored(ordered: list[PendingScrape], stored: set[tuple[str, int]]) -> list[PendingScrape]:
-    fresh, seen = [], set()
-    for p in ordered:
-        key = (p.instance, _us(p.ts))
-        if key not in stored and key not in seen:
-            seen.add(key)
-            fresh.append(p)
-    return fresh
-
-
-def _baselines(
-    cur: duckdb.DuckDBPyConnection,
-    fresh: list[PendingScrape],
-    states: dict[str, CounterState] | None,
-    last_up: dict[str, datetime],
-) -> dict[str, CounterState]:
-    """Each instance's counter state just before its first scrape in this batch."""
-    current: dict[str, CounterState] = {}
-    instances = sorted({p.instance for p in fresh})
-    missing = instances
-    if states is not None:
-        missing = [i for i in instances if i not in states]
-        current.update({i: dict(states[i]) for i in instances if i in states})
-    to_read = []
-    for instance in missing:
-        ts = last_up.get(instance)
-        if ts is None:
-            current[instance] = {}
-            continue
-        cached = _state_cache.get(instance)
-        if cached is not None and cached[0] == _us(ts):
-            current[instance] = dict(cached[1])
-        else:
-            to_read.append((instance, ts))
-    if to_read:
-        keys = [f"{instance}@{_us(ts)}" for instance, ts in to_read]
-        oldest = min(ts for _, ts in to_read)
-        for instance, name, labels, value, created in cur.execute(
-            PREVIOUS_COUNTERS, [oldest, keys]
-        ).fetchall():
-            current.setdefault(instance, {})[(name, labels)] = (value, created)
-        for instance, _ in to_read:
-            current.setdefault(instance, {})
-    return current
-
-
-def _remember(
-    fresh: list[PendingScrape],
-    current: dict[str, CounterState],
-    states: dict[str, CounterState] | None,
-) -> None:
-    last_up: dict[str, datetime] = {}
-    for p in fresh:
-        if p.up:
-            last_up[p.instance] = p.ts
-    for instance, ts in last_up.items():
-        _state_cache[instance] = (_us(ts), current[instance])
-        if states is not None:
-            states[instance] = current[instance]
 
 
 def _redo_rolled_minutes(

@@ -5,6 +5,7 @@ from pathlib import Path
 import orjson
 
 from analytics import warehouse
+from ingest.pipelines.scrape_baselines import forget_cached_states
 from ingest.pipelines.vllm_scrape import collect_scrape, load_scrapes
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text
@@ -99,9 +100,7 @@ def test_increases_are_computed_against_the_previous_stored_scrape(lake: Path) -
         state.preemptions = 10
         server.serve_text("/metrics", v1_text({"0": state}))
         second = collect_scrape("gpu-a", server.url("/metrics"), now=T0 + timedelta(seconds=15))
-    from ingest.pipelines import vllm_scrape
-
-    vllm_scrape._state_cache.clear()  # force reading the baseline back from the warehouse
+    forget_cached_states()  # force reading the baseline back from the warehouse
     load_scrapes([second])
     rows = warehouse.fetch_all(
         "SELECT ts, delta FROM serving_samples"
