@@ -22,7 +22,7 @@ GIT_COMMIT_COMMAND = re.compile(r"\bgit(?:\s+(?:-[Cc]\s+\S+|--[\w-]+(?:=\S+)?))*
 COMMIT_HEADER = re.compile(
     r"^\[(?P<branch>[^\]\n]+?) (?P<sha>[0-9a-f]{7,40})\] (?P<subject>[^\n]*)"
 )
-COMMIT_HEADER_ANYWHERE = re.compile(COMMIT_HEADER.pattern[1:], re.MULTILINE)
+COMMIT_HEADER_ANYWHERE = re.compile(COMMIT_HEADER.pattern, re.MULTILINE)  # at any line start
 COMMIT_STATS = re.compile(
     r"(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?"
 )

@@ -56,6 +56,8 @@ def test_codex_output_has_the_header_on_a_later_line() -> None:
     assert read_commit_header(text) is None
     header = read_commit_header(text, anywhere=True)
     assert header is not None and (header.sha, header.files) == ("9f2c1e0", None)
+    # Only at the start of a line: a mention inside other output is not a commit.
+    assert read_commit_header("Output:\nsee [main 9f2c1e0] css\n", anywhere=True) is None
 
 
 def test_results_set_ok_and_duration_and_make_commits() -> None:
