@@ -18,7 +18,7 @@ class ExpositionError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One exposed sample. `family` is the parser's family name (counters lose `_total`
-    there, never in `name`); `kind` is the declared type (`untyped` when undeclared)."""
+    there, never in `name`); `kind` is the declared type (`unknown` when undeclared)."""
 
     family: str
     kind: str
@@ -36,20 +36,20 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def parse_exposition(text: str) -> list[Sample]:
     samples: list[Sample] = []
+    declared: dict[str, tuple[str, str]] = {}
     try:
         for family in text_string_to_metric_families(text):
-            kind = family.type
+            kind, name, doc = family.type, family.name, family.documentation
+            if kind not in ("untyped", "unknown"):
+                declared[name] = (kind, doc)
+            elif family.samples and family.samples[0].name.endswith("_total"):
+                # `# TYPE x counter` then `x_total 1` (OpenMetrics naming): the parser
+                # leaves the sample untyped, but its TYPE line said counter.
+                base = family.samples[0].name[: -len("_total")]
+                if declared.get(base, ("", ""))[0] == "counter":
+                    name, (kind, doc) = base, declared[base]
             for s in family.samples:
-                samples.append(
-                    Sample(
-                        family.name,
-                        kind,
-                        s.name,
-                        dict(s.labels),
-                        float(s.value),
-                        family.documentation,
-                    )
-                )
+                samples.append(Sample(name, kind, s.name, dict(s.labels), float(s.value), doc))
     except (ValueError, IndexError, KeyError, TypeError) as exc:
         # The parser's messages quote the offending line; keep one line of it.
         detail = one_line(str(exc)) or type(exc).__name__

@@ -60,7 +60,7 @@ def family_of(name: str, types: dict[str, tuple[str, str]]) -> tuple[str, str, s
             return base, "histogram", ""
     if name in FAMILIES and FAMILIES[name][1] is Kind.GAUGE:
         return name, "gauge", ""
-    return name, "untyped", ""
+    return name, "unknown", ""
 
 
 def run_import(

@@ -132,3 +132,15 @@ def test_a_sample_with_a_timestamp_is_read_by_the_full_parser() -> None:
     text = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3 1700000000000\n"
     assert parse_scrape(text).values == [3.0]
     assert parse_scrape(text).values == [3.0]
+
+
+def test_a_counter_typed_without_total_still_counts_its_total_samples() -> None:
+    text = (
+        "# TYPE vllm:num_preemptions counter\n"
+        'vllm:num_preemptions_total{engine="0",model_name="m"} 7\n'
+        "# TYPE vllm:num_preemptions_created gauge\n"
+        'vllm:num_preemptions_created{engine="0",model_name="m"} 1700000000\n'
+    )
+    scrape = parse_scrape(text)
+    assert scrape.metrics[0] == "preemptions"
+    assert (scrape.cumulative[0], scrape.createds[0]) == (True, 1_700_000_000.0)
