@@ -2,14 +2,12 @@
 server with a generated harness run loaded. One browser for the module; screenshots go
 to the test's tmp dir (under /tmp), never into the repository."""
 
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.synthetic import RunSpec, generate_run
@@ -17,49 +15,11 @@ from tests.dashboard.runs_data import XSS, load_runs
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PASSWORD = "browser-test-password"
 FLEET = RunSpec(
     run="fleet", seed=17, hours=4, workers=60, planners=4, peak_commits_per_hour=240,
     stall_at=2.5, stall_hours=0.75,
 )  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), "install Chromium: apt-get install chromium"
-    # Playwright's sync API keeps an event loop on this thread; the ORM calls the tests
-    # make here are ordinary synchronous ones.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            yield launched
-            launched.close()
-    finally:
-        if previous is None:
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    opened = context.new_page()
-    opened.set_default_timeout(20_000)
-    yield opened
-    context.close()
 
 
 @pytest.fixture

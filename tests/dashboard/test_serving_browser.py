@@ -1,14 +1,12 @@
 """The Serving and Overview pages in a real browser (Debian's Chromium via Playwright):
 every chart draws from its JSON, none fails. Screenshots go to the test's tmp dir."""
 
-import os
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
@@ -17,35 +15,7 @@ from ingest.standin_vllm import StandinServer
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 PASSWORD = "serving-browser-password"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), "install Chromium: apt-get install chromium"
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            yield launched
-            launched.close()
-    finally:
-        if previous is None:
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    opened = context.new_page()
-    opened.set_default_timeout(20_000)
-    yield opened
-    context.close()
 
 
 @pytest.fixture
