@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -46,7 +45,7 @@ from ingest.parsers.claude_code_subagents import (
     count_of,
     subagent_outcome,
 )
-from ingest.parsers.event_rows import EventRows
+from ingest.parsers.event_rows import EventRows, Reject, read_timestamp
 from ingest.parsers.tool_calls import (
     GIT_COMMIT_COMMAND,
     RESULT_TEXT_LIMIT,
@@ -97,27 +96,10 @@ class ParsedTranscript:
     source: str | None = None  # the file being parsed
 
 
-class _Reject(ValueError):
-    pass
-
-
-def _timestamp(doc: dict[str, Any]) -> tuple[str, float]:
-    value = doc.get("timestamp")
-    if not isinstance(value, str):
-        raise _Reject("timestamp missing or not a string")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise _Reject("timestamp is not an RFC 3339 time") from exc
-    if parsed.tzinfo is None:
-        raise _Reject("timestamp has no time zone")
-    return value, parsed.timestamp() * 1000.0
-
-
 def _session(doc: dict[str, Any]) -> str:
     value = doc.get("sessionId")
     if not isinstance(value, str) or not value:
-        raise _Reject("sessionId missing or not a string")
+        raise Reject("sessionId missing or not a string")
     return value
 
 
@@ -174,7 +156,7 @@ def parse_chunk(
                 _compaction(parsed, doc, line_no)
             else:
                 parsed.skipped[str(kind)] += 1
-        except _Reject as exc:
+        except Reject as exc:
             _reject(parsed, line_no, at, line, f"{kind} line: {exc}")
     for row in parsed.rows.rows[first_row:]:
         row["source"] = source
@@ -213,9 +195,9 @@ def _reject(parsed: ParsedTranscript, line_no: int, offset: int, line: bytes, re
 def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
     message = doc.get("message")
     if not isinstance(message, dict):
-        raise _Reject("message missing or not an object")
+        raise Reject("message missing or not an object")
     run = _session(doc)
-    ts, ts_ms = _timestamp(doc)
+    ts, ts_ms = read_timestamp(doc)
     agent = _agent(doc)
     parent = MAIN_AGENT if agent != MAIN_AGENT else None
     role = "main" if agent == MAIN_AGENT else None
@@ -362,7 +344,7 @@ def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
         parsed.skipped["user (prompt)"] += 1
         return
     run = _session(doc)
-    ts, ts_ms = _timestamp(doc)
+    ts, ts_ms = read_timestamp(doc)
     agent = _agent(doc)
     for block in blocks:
         use_id = block.get("tool_use_id")
@@ -427,7 +409,7 @@ def _progress(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> No
     parsed.linked_uses.add(use_id)
     if (run, agent_id) in parsed.linked:
         return
-    ts, _ = _timestamp(doc)
+    ts, _ = read_timestamp(doc)
     parsed.linked.add((run, agent_id))
     parsed.links.append(
         SubagentLink(run, _agent(doc), use_id, agent_id, ts, line_no, parsed.source)
@@ -435,7 +417,7 @@ def _progress(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> No
 
 
 def _compaction(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
-    ts, _ = _timestamp(doc)
+    ts, _ = read_timestamp(doc)
     metadata = doc.get("compactMetadata")
     parsed.rows.add(
         run=_session(doc),

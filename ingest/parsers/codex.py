@@ -31,12 +31,11 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import orjson
 
-from ingest.parsers.event_rows import EventRows
+from ingest.parsers.event_rows import EventRows, Reject, read_timestamp
 from ingest.parsers.tool_calls import (
     GIT_COMMIT_COMMAND,
     ToolResult,
@@ -97,23 +96,6 @@ class ParsedRollouts:
     lines: int = 0
 
 
-class _Reject(ValueError):
-    pass
-
-
-def _timestamp(doc: dict[str, Any]) -> tuple[str, float]:
-    value = doc.get("timestamp")
-    if not isinstance(value, str):
-        raise _Reject("timestamp missing or not a string")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise _Reject("timestamp is not an RFC 3339 time") from exc
-    if parsed.tzinfo is None:
-        raise _Reject("timestamp has no time zone")
-    return value, parsed.timestamp() * 1000.0
-
-
 def _usage(value: Any) -> dict[str, int] | None:
     if not isinstance(value, dict):
         return None
@@ -159,7 +141,7 @@ def parse_chunk(
         payload = payload if isinstance(payload, dict) else {}
         try:
             _line(parsed, state, source, line_no, str(kind), payload, doc)
-        except _Reject as exc:
+        except Reject as exc:
             _reject(parsed, source, line_no, at, line, f"{kind} line: {exc}")
     return parsed
 
@@ -195,7 +177,7 @@ def _line(
     elif kind == "response_item" and inner in _TOOL_OUTPUTS:
         _tool_output(parsed, source, line_no, payload, doc)
     elif kind == "compacted" or (kind == "event_msg" and inner == "context_compacted"):
-        ts, _ = _timestamp(doc)
+        ts, _ = read_timestamp(doc)
         parsed.rows.add(
             run=state.run,
             agent=AGENT,
@@ -206,7 +188,7 @@ def _line(
             source=source,
         )
     elif kind == "event_msg" and inner == "error":
-        ts, _ = _timestamp(doc)
+        ts, _ = read_timestamp(doc)
         message = payload.get("message")
         parsed.rows.add(
             run=state.run,
@@ -236,8 +218,8 @@ def _session_meta(
         return
     run = payload.get("id")
     if not isinstance(run, str) or not run:
-        raise _Reject("payload.id missing or not a string")
-    ts, _ = _timestamp(doc)
+        raise Reject("payload.id missing or not a string")
+    ts, _ = read_timestamp(doc)
     origin = payload.get("source")
     spawn = origin.get("subagent") if isinstance(origin, dict) else None
     parent_thread = None
@@ -287,8 +269,8 @@ def _token_count(
         before = state.last_total or dict.fromkeys(_USAGE_KEYS, 0)
         last = {key: max(total[key] - before.get(key, 0), 0) for key in _USAGE_KEYS}
     if last is None:
-        raise _Reject("token_count without usable token figures")
-    ts, _ = _timestamp(doc)
+        raise Reject("token_count without usable token figures")
+    ts, _ = read_timestamp(doc)
     if total is not None:
         state.last_total = total
     digest = hashlib.sha1(orjson.dumps([total, last]), usedforsecurity=False).hexdigest()[:24]
@@ -322,7 +304,7 @@ def _tool_call(
     call_id = payload.get("call_id")
     if not isinstance(call_id, str) or call_id in parsed.uses:
         return
-    ts, ts_ms = _timestamp(doc)
+    ts, ts_ms = read_timestamp(doc)
     if payload["type"] == "local_shell_call":
         name = "shell"
         action = payload.get("action")
@@ -388,7 +370,7 @@ def _tool_output(
     call_id = payload.get("call_id")
     if not isinstance(call_id, str):
         return
-    ts, ts_ms = _timestamp(doc)
+    ts, ts_ms = read_timestamp(doc)
     output = payload.get("output")
     if isinstance(output, dict):
         output = orjson.dumps(output).decode()

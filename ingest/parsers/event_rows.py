@@ -7,11 +7,31 @@ parsers) and are cast by DuckDB on insert.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
 from ingest.parsers.agent_events import EVENT_COLUMNS
+
+
+class Reject(ValueError):
+    """A log line an adapter cannot use; the message is its quarantine reason."""
+
+
+def read_timestamp(doc: dict[str, Any]) -> tuple[str, float]:
+    """A transcript line's `timestamp` (RFC 3339 with a zone) as (text, epoch ms)."""
+    value = doc.get("timestamp")
+    if not isinstance(value, str):
+        raise Reject("timestamp missing or not a string")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise Reject("timestamp is not an RFC 3339 time") from exc
+    if parsed.tzinfo is None:
+        raise Reject("timestamp has no time zone")
+    return value, parsed.timestamp() * 1000.0
+
 
 # Columns added for the adapters (analytics/schema/adapters.py), after the contract's.
 ADAPTER_COLUMNS: tuple[str, ...] = (
