@@ -41,29 +41,7 @@ INSTANCES = """
            count(*) AS scrapes,
            count(*) FILTER (WHERE NOT up) AS failed_scrapes
     FROM serving_scrapes
-    GROUP BY instance
-    ORDER BY instance
-"""
-
-INSTANCE = """
-    SELECT instance,
-           max(ts) AS last_scrape,
-           max(ts) FILTER (WHERE up) AS last_up,
-           arg_max(up, ts) AS up,
-           arg_max(error, ts) AS last_result_error,
-           max(ts) FILTER (WHERE NOT up) AS last_error_at,
-           arg_max(error, ts) FILTER (WHERE NOT up) AS last_error,
-           arg_max(model, ts) FILTER (WHERE up) AS model,
-           arg_max(engine_kind, ts) FILTER (WHERE up) AS engine,
-           arg_max(engines, ts) FILTER (WHERE up) AS engines,
-           arg_max(block_size, ts) FILTER (WHERE up) AS block_size,
-           arg_max(num_gpu_blocks, ts) FILTER (WHERE up) AS num_gpu_blocks,
-           arg_max(prefix_unit, ts) FILTER (WHERE up) AS prefix_unit,
-           min(ts) AS first_scrape,
-           count(*) AS scrapes,
-           count(*) FILTER (WHERE NOT up) AS failed_scrapes
-    FROM serving_scrapes
-    WHERE instance = $instance
+    WHERE $instance::VARCHAR IS NULL OR instance = $instance
     GROUP BY instance
     ORDER BY instance
 """
@@ -124,9 +102,8 @@ LATEST_GAUGES = """
 
 
 def list_instances(instance: str | None = None) -> list[dict[str, Any]]:
-    if instance is None:
-        return warehouse.fetch_all(INSTANCES)
-    return warehouse.fetch_all(INSTANCE, {"instance": instance})
+    """Every instance's latest scrape facts, or one instance's when named."""
+    return warehouse.fetch_all(INSTANCES, {"instance": instance})
 
 
 def require_instance(instance: str) -> dict[str, Any]:
