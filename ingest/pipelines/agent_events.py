@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from analytics import warehouse
 from ingest.parsers import agent_events as parser
+from ingest.pipelines.line_files import resume_from
 from ingest.pipelines.loading import (
     IngestSummary,
     Position,
@@ -198,7 +199,7 @@ def run_agent_events(
             log, stored=positions.get(str(log.path)), progress=progress, chunk_bytes=chunk_bytes
         )
         summary.add(file_summary)
-        summary.pending_bytes += _pending(log, reached)
+        summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
     return summary
 
 
@@ -215,25 +216,12 @@ def ingest_file(
     while True:
         try:
             reached = _ingest_from(
-                log, source, _start_position(log, stored), summary, progress, chunk_bytes
+                log, source, (stored, resume_from(log, stored)), summary, progress, chunk_bytes
             )
             return summary, reached
         except PositionMoved:
             # Another process loaded the chunk we parsed: go on from where it got to.
             stored = read_position(SOURCE_KIND, source)
-
-
-def _start_position(
-    log: files.LogFile, stored: Position | None
-) -> tuple[Position | None, Position]:
-    """(the stored position to check against, where to read from)."""
-    if stored is None:
-        return None, Position(log.file_key, 0, 0)
-    replaced = stored.file_key != log.file_key
-    truncated = not log.compressed and stored.byte_offset > log.size
-    if replaced or truncated:
-        return stored, Position(log.file_key, 0, 0)
-    return stored, stored
 
 
 def _ingest_from(
@@ -285,13 +273,6 @@ def _loader(
         return load_chunk(cur, parsed, source)
 
     return load
-
-
-def _pending(log: files.LogFile, reached: Position) -> int:
-    """Bytes after the last complete line: a line still being written."""
-    if log.compressed:
-        return 0
-    return max(files.describe(log.path).size - reached.byte_offset, 0)
 
 
 class BodyError(ValueError):

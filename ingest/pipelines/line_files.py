@@ -17,7 +17,13 @@ from typing import IO
 import orjson
 
 from ingest.parsers.json_lines import RawLine
-from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, read_position
+from ingest.pipelines.loading import (
+    IngestSummary,
+    Position,
+    PositionMoved,
+    read_position,
+    read_positions,
+)
 from ingest.sources import files
 
 PATTERNS = ("*.jsonl", "*.jsonl.gz", "*.ndjson")
@@ -54,19 +60,27 @@ def ingest_files(
     summary = IngestSummary()
     logs = files.find_files(paths, PATTERNS)
     summary.files = len(logs)
+    positions = read_positions(source_kind)  # one query, however many files
     for log in logs:
-        summary.add(_ingest_file(log, source_kind, load, progress))
-        summary.pending_bytes += _pending(log, source_kind)
+        file_summary, reached = _ingest_file(
+            log, source_kind, load, progress, positions.get(str(log.path))
+        )
+        summary.add(file_summary)
+        summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
     return summary
 
 
 def _ingest_file(
-    log: files.LogFile, source_kind: str, load: LoadChunk, progress: IO[str] | None
-) -> IngestSummary:
+    log: files.LogFile,
+    source_kind: str,
+    load: LoadChunk,
+    progress: IO[str] | None,
+    stored: Position | None,
+) -> tuple[IngestSummary, Position]:
+    """Load what is new in one file; returns the summary and the position reached."""
     summary = IngestSummary()
     source = str(log.path)
     while True:
-        stored = read_position(source_kind, source)
         position = resume_from(log, stored)
         try:
             for chunk in _chunks(log, position.byte_offset):
@@ -81,9 +95,10 @@ def _ingest_file(
                         f"{log.path.name}: line {reached.line_no}: {result.accepted} accepted, "
                         f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
                     )
-            return summary
+            return summary, position
         except PositionMoved:
-            continue  # another process loaded this chunk first; resume from its position
+            # Another process loaded this chunk first: resume from its position.
+            stored = read_position(source_kind, source)
 
 
 def _chunks(log: files.LogFile, offset: int) -> Iterator[files.Chunk]:
@@ -105,14 +120,3 @@ def _chunks(log: files.LogFile, offset: int) -> Iterator[files.Chunk]:
     except orjson.JSONDecodeError:
         return  # still being written: wait for its newline
     yield files.Chunk(rest, end, end + len(rest))
-
-
-def _pending(log: files.LogFile, source_kind: str) -> int:
-    """Bytes of an unterminated last line, waiting for its newline."""
-    if log.compressed:
-        return 0
-    stored = read_position(source_kind, str(log.path))
-    current = files.describe(log.path)
-    if stored is None or stored.file_key != current.file_key:
-        return current.size
-    return max(current.size - stored.byte_offset, 0)

@@ -127,6 +127,14 @@ def end_offset(log: LogFile) -> int:
     return log.size if not log.compressed else 0
 
 
+def pending_bytes(log: LogFile, offset: int) -> int:
+    """Bytes after `offset` today: an unterminated last line still being written (0 for a
+    .gz file, which is read whole)."""
+    if log.compressed:
+        return 0
+    return max(describe(log.path).size - offset, 0)
+
+
 def chunk_dir(data_dir: Path) -> Path:
     folder = data_dir / "tmp"
     folder.mkdir(parents=True, exist_ok=True)
