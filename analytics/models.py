@@ -148,3 +148,33 @@ class GpuPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target}: {self.gpus} x {self.usd_per_gpu_hour} USD/GPU-h"
+
+
+# Alerting lives in its own module; Django finds its models through this import.
+from analytics.alerts.models import (  # noqa: E402
+    AlertRule,
+    AlertState,
+    Channel,
+    DeliveryAttempt,
+    Evaluation,
+    Notification,
+    Silence,
+    Transition,
+)
+
+__all__ = [
+    "AlertRule",
+    "AlertState",
+    "Channel",
+    "DeliveryAttempt",
+    "Evaluation",
+    "GpuPrice",
+    "ModelPrice",
+    "Notification",
+    "RecipientKind",
+    "ReportDelivery",
+    "ReportRecipient",
+    "Silence",
+    "Team",
+    "Transition",
+]
