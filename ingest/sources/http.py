@@ -1,7 +1,9 @@
 """All outbound HTTP: the one seam tests patch (or point at loopback servers they start).
 
-Owns GET with a timeout, a size cap and one-line failure reasons. Knows nothing about
-what the bytes mean: parsers do that.
+Owns GET and JSON POST (webhooks) with a timeout, a size cap and one-line failure
+reasons, with the HTTP status on the error when the server answered. Knows nothing about
+what the bytes mean (parsers do that) nor whether a failure is worth retrying (callers
+decide, from `FetchError.status`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ MAX_BODY_BYTES = 64 * 1024 * 1024  # a vLLM scrape is ~25 KB; a query_range chun
 
 
 class FetchError(RuntimeError):
-    """The request failed; the message is one line (HTTP status, timeout, refused...)."""
+    """The request failed; the message is one line (HTTP status, timeout, refused...).
+    `status` is the HTTP status code when the server answered, else None."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class InvalidURL(FetchError):
+    """The URL is not http(s): no request was made, and retrying cannot help."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,7 @@ def get(
 ) -> Response:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise FetchError(f"not an http(s) URL: {url!r}")
+        raise InvalidURL(f"not an http(s) URL: {url!r}")
     if params:
         query = urllib.parse.urlencode(params)
         url = f"{url}{'&' if parts.query else '?'}{query}"
@@ -46,16 +57,23 @@ def get(
     return _send(request, timeout_s)
 
 
-def post_json(url: str, body: bytes, *, timeout_s: float = 10.0) -> Response:
-    """POST a JSON body (webhooks); any non-2xx answer is a FetchError."""
+def post_json(
+    url: str,
+    body: bytes,
+    *,
+    timeout_s: float = 10.0,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """POST a JSON body (webhooks); any non-2xx answer is a FetchError. `headers` are
+    added to (and may override) Content-Type and User-Agent."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise FetchError(f"not an http(s) URL: {url!r}")
+        raise InvalidURL(f"not an http(s) URL: {url!r}")
     request = urllib.request.Request(  # noqa: S310 - scheme checked above
         url,
         data=body,
         method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
+        headers={"Content-Type": "application/json", "User-Agent": USER_AGENT, **(headers or {})},
     )
     return _send(request, timeout_s)
 
@@ -68,7 +86,7 @@ def _send(request: urllib.request.Request, timeout_s: float) -> Response:
                 raise FetchError(f"response larger than {MAX_BODY_BYTES} bytes")
             return Response(resp.status, body, resp.headers.get("Content-Type", ""))
     except urllib.error.HTTPError as exc:
-        raise FetchError(f"HTTP {exc.code} {exc.reason}") from None
+        raise FetchError(f"HTTP {exc.code} {exc.reason}", status=exc.code) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
         if isinstance(reason, (TimeoutError, socket.timeout)):
