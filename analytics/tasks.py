@@ -26,3 +26,15 @@ def send_daily_cost_report() -> dict[str, Any]:
         return {"due": False}
     outcome = deliver_report(day, report_zone().key)
     return {"due": True, "date": day.isoformat(), **vars(outcome)}
+
+
+@shared_task(name="analytics.evaluate_alerts", ignore_result=True)
+def evaluate_alerts() -> dict[str, Any]:
+    """Evaluate every alert rule as of now, then send the notifications that are due
+    (retries included)."""
+    from analytics.alerts.delivery import send_due_notifications
+    from analytics.alerts.engine import evaluate_rules
+
+    outcome = evaluate_rules().as_dict()
+    outcome["delivery"] = vars(send_due_notifications())
+    return outcome

@@ -78,6 +78,13 @@ def _beat_schedule(tail_seconds: int, scrape_seconds: int = 15) -> dict[str, dic
             "schedule": timedelta(minutes=15),
             "options": {"expires": 600},
         },
+        # Alert rules, as of now, then any notification that is due (first tries and
+        # retries with backoff). A late tick is dropped: the next one sees the same data.
+        "evaluate-alerts": {
+            "task": "analytics.evaluate_alerts",
+            "schedule": timedelta(minutes=1),
+            "options": {"expires": 55},
+        },
         # Merge small Parquet files, expire week-old snapshots, delete unreferenced files.
         "warehouse-maintenance": {
             "task": "analytics.maintain_warehouse",

@@ -86,6 +86,7 @@ class UsageRow:
     long_cached_input_tokens: int
     long_output_tokens: int
     logged_usd: float
+    start: datetime | None = None  # the segment's start
 
 
 def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segment]:
@@ -129,6 +130,7 @@ def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False
             UsageRow(
                 day=segment.day,
                 utc_day=segment.utc_day,
+                start=segment.start,
                 model=row["model"],
                 run=row["run"],
                 source=row["source"],

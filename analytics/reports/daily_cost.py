@@ -102,7 +102,7 @@ def _money(value: float) -> float:
     return round(value, 8)  # sub-cent: sums of many small calls stay true to the cent
 
 
-def _in_team(team: Team, run: str | None, source: str | None) -> bool:
+def in_team(team: Team, run: str | None, source: str | None) -> bool:
     """A call belongs to a team when its run or its source file matches a pattern."""
     runs = team.run_patterns or []
     sources = team.source_patterns or []
@@ -138,6 +138,16 @@ def gpu_costs(day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
             }
         )
     return answer
+
+
+def priced_usage(
+    segments: list[queries.Segment], *, by_source: bool
+) -> list[tuple[queries.UsageRow, float]]:
+    """Each usage row (by segment, model, run and source) with its USD: the logged cost,
+    else the price table's; unpriced calls count 0. The alerts' daily-spend rule reads
+    spend through this, so it agrees with the report to the cent."""
+    rows = queries.read_usage(segments, by_run=True, by_source=by_source)
+    return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
 
 
 def _daily_usd(priced: list[_Priced]) -> dict[date, float]:
@@ -176,7 +186,7 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
     for p in today:
         usd = p.usd or 0.0
         for team in teams:
-            if _in_team(team, p.row.run, p.row.source):
+            if in_team(team, p.row.run, p.row.source):
                 team_usd[team.name] += usd
 
     gpu = gpu_costs(day, zone)

@@ -1,0 +1,434 @@
+"""The alert state machine: evaluate every enabled rule as of a time, move each (rule,
+subject) through ok -> pending -> firing -> resolved, record every change with the
+evaluation that caused it, and queue notifications (one when an alert fires, one when it
+resolves, reminders every `repeat_seconds` while it fires); analytics.alerts.delivery
+sends them.
+
+- A condition that holds goes to `pending`, and to `firing` once it has held for the
+  rule's `for` (measured from when the data says it began, so a backfill with `--at`
+  agrees with live evaluation); with `for` = 0 it fires at once.
+- A pending condition that stops holding goes back to `ok` quietly; a firing one goes to
+  `resolved` (and notifies). A subject no longer reported (a run out of scope) stops
+  holding.
+- Two workers evaluating at once: each change is a conditional UPDATE on the state's
+  `version` (or an INSERT guarded by the unique (rule, subject)); the loser skips, so a
+  change, and its notifications, happen once. Reminders are claimed the same way on
+  `notified_at`.
+- Silences (wall-clock, matched by rule and subject pattern) store notifications as
+  `silenced` instead of sending them; a resolve whose firing notice was silenced is
+  silenced too.
+
+`preview()` runs the same machine in memory over a past range (no writes), for the rule
+editor.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from analytics.alerts.facts import MINUTE, Facts, epoch, floor_minute
+from analytics.alerts.models import (
+    AlertRule,
+    AlertState,
+    AlertStateName,
+    Evaluation,
+    Notification,
+    NotificationKind,
+    NotificationStatus,
+    Silence,
+    Transition,
+)
+from analytics.alerts.rules import Finding, Rule, RuleError
+from analytics.durations import format_time
+
+log = logging.getLogger(__name__)
+
+OK, PENDING, FIRING, RESOLVED = (
+    AlertStateName.OK,
+    AlertStateName.PENDING,
+    AlertStateName.FIRING,
+    AlertStateName.RESOLVED,
+)
+QUIET = (OK, RESOLVED)
+
+
+@dataclass
+class Step:
+    """What one finding does to one state: the states passed through, in order."""
+
+    states: list[AlertStateName]
+    active_since: datetime | None
+
+
+def next_states(
+    current: AlertStateName,
+    finding: Finding,
+    active_since: datetime | None,
+    for_s: int,
+    at: datetime,
+) -> Step:
+    """The pure state machine (no I/O): where `current` goes given `finding` at `at`."""
+    if not finding.active:
+        if current == FIRING:
+            return Step([RESOLVED], None)
+        if current == PENDING:
+            return Step([OK], None)
+        return Step([], None)
+    since = finding.since or (active_since if current in (PENDING, FIRING) else None) or at
+    since = min(since, at)
+    if current == FIRING:
+        return Step([], since)
+    due = (at - since).total_seconds() >= for_s
+    if current == PENDING:
+        return Step([FIRING] if due else [], since)
+    if for_s == 0:
+        return Step([FIRING], since)
+    return Step([PENDING, FIRING] if due else [PENDING], since)
+
+
+@dataclass
+class EvaluationOutcome:
+    at: datetime
+    rules: int = 0
+    subjects: int = 0
+    transitions: int = 0
+    notifications: int = 0
+    reminders: int = 0
+    errors: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "at": format_time(self.at),
+            "rules": self.rules,
+            "subjects": self.subjects,
+            "transitions": self.transitions,
+            "notifications": self.notifications,
+            "reminders": self.reminders,
+            "errors": self.errors,
+            "duration_ms": round(self.duration_ms, 1),
+        }
+
+
+def compile_rules(rules: Iterable[AlertRule]) -> tuple[list[tuple[AlertRule, Rule]], list[str]]:
+    compiled, errors = [], []
+    for rule in rules:
+        try:
+            compiled.append((rule, Rule.from_model(rule)))
+        except RuleError as exc:
+            errors.append(f"{rule.name}: {exc}")
+    return compiled, errors
+
+
+def horizon_of(rules: Iterable[Rule]) -> timedelta:
+    return max((r.horizon() for r in rules), default=timedelta(hours=1))
+
+
+def payload(rule: AlertRule, state: AlertState, kind: NotificationKind) -> dict[str, Any]:
+    """What a webhook channel receives (../shared/contract/api.md)."""
+    body: dict[str, Any] = {
+        "rule": rule.name,
+        "kind": rule.kind,
+        "state": "resolved" if kind == NotificationKind.RESOLVED else "firing",
+        "subject": state.subject,
+        "summary": state.summary,
+        "since": format_time(state.since),
+        "value": state.value,
+    }
+    if kind == NotificationKind.REMINDER:
+        body["reminder"] = True
+    return body
+
+
+def _silenced(silences: list[Silence], rule: AlertRule, subject: str) -> bool:
+    return any(
+        (s.rule_id is None or s.rule_id == rule.pk)
+        and (not s.subject or fnmatch.fnmatchcase(subject, s.subject))
+        for s in silences
+    )
+
+
+def _queue(
+    rule: AlertRule,
+    state: AlertState,
+    transition: Transition | None,
+    kind: NotificationKind,
+    silences: list[Silence],
+) -> int:
+    silenced = _silenced(silences, rule, state.subject)
+    made = 0
+    for channel in rule.channels.all():
+        status = NotificationStatus.SILENCED if silenced else NotificationStatus.PENDING
+        if kind == NotificationKind.RESOLVED and not silenced:
+            fired = (
+                Notification.objects.filter(
+                    alert=state, channel=channel, kind=NotificationKind.FIRING
+                )
+                .order_by("-id")
+                .first()
+            )
+            if fired is not None and fired.status == NotificationStatus.SILENCED:
+                status = NotificationStatus.SILENCED
+        Notification.objects.create(
+            alert=state,
+            transition=transition,
+            channel=channel,
+            kind=kind.value,
+            payload=payload(rule, state, kind),
+            status=status,
+        )
+        made += status == NotificationStatus.PENDING
+    return made
+
+
+class _Evaluator:
+    def __init__(self, at: datetime, evaluation: Evaluation, outcome: EvaluationOutcome) -> None:
+        self.at = at
+        self.evaluation = evaluation
+        self.outcome = outcome
+        now = timezone.now()
+        self.silences = list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now))
+
+    def apply(self, rule: AlertRule, state: AlertState | None, finding: Finding) -> None:
+        current = AlertStateName(state.state) if state else OK
+        step = next_states(
+            current,
+            finding,
+            state.active_since if state else None,
+            rule.for_seconds,
+            self.at,
+        )
+        if not step.states:
+            if state is not None and (finding.active or current != OK):
+                # Same state: keep the figures fresh (one UPDATE, no claim needed).
+                AlertState.objects.filter(pk=state.pk).update(
+                    value=finding.value,
+                    summary=finding.summary,
+                    evaluated_at=self.at,
+                    active_since=step.active_since,
+                )
+            return
+        try:
+            with transaction.atomic():
+                self._change(rule, state, current, finding, step)
+        except IntegrityError:
+            log.info("alert %s/%s changed by another worker", rule.name, finding.subject)
+
+    def _change(
+        self,
+        rule: AlertRule,
+        state: AlertState | None,
+        current: AlertStateName,
+        finding: Finding,
+        step: Step,
+    ) -> None:
+        final = step.states[-1]
+        fields = {
+            "state": final,
+            "since": self.at,
+            "active_since": step.active_since,
+            "value": finding.value,
+            "summary": finding.summary,
+            "evaluated_at": self.at,
+        }
+        if final in (PENDING, FIRING):
+            fields["since"] = step.active_since or self.at
+        if final == FIRING:
+            fields["notified_at"] = self.at
+        if state is None:
+            state = AlertState.objects.create(rule=rule, subject=finding.subject, **fields)
+        else:
+            claimed = AlertState.objects.filter(pk=state.pk, version=state.version).update(
+                version=state.version + 1, **fields
+            )
+            if not claimed:
+                return  # another worker made this change
+            state.refresh_from_db()
+        previous = current
+        for to_state in step.states:
+            transition = Transition.objects.create(
+                alert=state,
+                evaluation=self.evaluation,
+                from_state=previous,
+                to_state=to_state,
+                at=self.at,
+                value=finding.value,
+                summary=finding.summary,
+            )
+            self.outcome.transitions += 1
+            if to_state == FIRING:
+                self.outcome.notifications += _queue(
+                    rule, state, transition, NotificationKind.FIRING, self.silences
+                )
+            elif to_state == RESOLVED:
+                self.outcome.notifications += _queue(
+                    rule, state, transition, NotificationKind.RESOLVED, self.silences
+                )
+            previous = to_state
+
+    def remind(self, rule: AlertRule, state: AlertState) -> None:
+        if not rule.repeat_seconds or state.state != FIRING or state.notified_at is None:
+            return
+        if (self.at - state.notified_at).total_seconds() < rule.repeat_seconds:
+            return
+        with transaction.atomic():
+            claimed = AlertState.objects.filter(pk=state.pk, notified_at=state.notified_at).update(
+                notified_at=self.at
+            )
+            if claimed:
+                state.refresh_from_db()
+                self.outcome.reminders += _queue(
+                    rule, state, None, NotificationKind.REMINDER, self.silences
+                )
+
+
+def evaluate_rules(
+    at: datetime | None = None, rules: Iterable[AlertRule] | None = None
+) -> EvaluationOutcome:
+    """Evaluate every enabled rule (or `rules`) once as of `at` (default now)."""
+    started = time.perf_counter()
+    at = (at or timezone.now()).astimezone(UTC)
+    chosen = list(
+        rules
+        if rules is not None
+        else AlertRule.objects.filter(enabled=True).prefetch_related("channels")
+    )
+    outcome = EvaluationOutcome(at=at)
+    compiled, outcome.errors = compile_rules(chosen)
+    evaluation = Evaluation.objects.create(at=at, rules=len(chosen))
+    facts = Facts(at, at, horizon_of(r for _, r in compiled))
+    states: dict[tuple[int, str], AlertState] = {
+        (s.rule_id, s.subject): s
+        for s in AlertState.objects.filter(rule__in=[m for m, _ in compiled])
+    }
+    evaluator = _Evaluator(at, evaluation, outcome)
+    for model, rule in compiled:
+        try:
+            findings = rule.evaluate(facts, at)
+        except Exception as exc:  # one broken rule must not stop the others
+            log.exception("rule %s failed", model.name)
+            outcome.errors.append(f"{model.name}: {exc.__class__.__name__}: {exc}")
+            continue
+        outcome.rules += 1
+        seen = set()
+        for finding in findings:
+            seen.add(finding.subject)
+            outcome.subjects += 1
+            evaluator.apply(model, states.get((model.pk, finding.subject)), finding)
+        for (rule_id, subject), state in states.items():
+            if rule_id == model.pk and subject not in seen and state.state in (PENDING, FIRING):
+                gone = Finding(subject, False, state.value, f"{subject} is no longer reported")
+                evaluator.apply(model, state, gone)
+        for state in AlertState.objects.filter(rule=model, state=FIRING):
+            evaluator.remind(model, state)
+    outcome.duration_ms = (time.perf_counter() - started) * 1000
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        rules=outcome.rules,
+        subjects=outcome.subjects,
+        transitions=outcome.transitions,
+        errors=outcome.errors,
+        duration_ms=outcome.duration_ms,
+    )
+    return outcome
+
+
+@dataclass
+class Incident:
+    subject: str
+    pending_at: datetime | None
+    fired_at: datetime | None
+    resolved_at: datetime | None
+    peak: float | None
+    summary: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "pending_at": format_time(self.pending_at),
+            "fired_at": format_time(self.fired_at),
+            "resolved_at": format_time(self.resolved_at),
+            "peak": self.peak,
+            "summary": self.summary,
+        }
+
+
+def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) -> dict[str, Any]:
+    """What `rule` would have done over [start, end], evaluated every `step_s` (at the last
+    second of each minute, so each minute's data is complete), without writing anything."""
+    first = floor_minute(epoch(start)) + MINUTE - 1
+    times = [datetime.fromtimestamp(t, tz=UTC) for t in range(first, int(epoch(end)) + 1, step_s)]
+    if not times:
+        return {
+            "evaluations": 0,
+            "incidents": [],
+            "start": format_time(start),
+            "end": format_time(end),
+        }
+    facts = Facts(times[0], times[-1], rule.horizon())
+    current: dict[str, AlertStateName] = {}
+    active_since: dict[str, datetime | None] = {}
+    open_incidents: dict[str, Incident] = {}
+    incidents: list[Incident] = []
+    for at in times:
+        findings = {f.subject: f for f in rule.evaluate(facts, at)}
+        for subject in set(current) - set(findings):
+            findings[subject] = Finding(subject, False, None, "no longer reported")
+        for subject, finding in findings.items():
+            state = current.get(subject, OK)
+            step = next_states(state, finding, active_since.get(subject), rule.for_seconds, at)
+            active_since[subject] = step.active_since
+            incident = open_incidents.get(subject)
+            if incident is not None and finding.value is not None:
+                peak = incident.peak
+                incident.peak = finding.value if peak is None else max(peak, finding.value)
+            for to_state in step.states:
+                if to_state == PENDING:
+                    open_incidents[subject] = Incident(
+                        subject, at, None, None, finding.value, finding.summary
+                    )
+                elif to_state == FIRING:
+                    incident = open_incidents.setdefault(
+                        subject, Incident(subject, None, None, None, finding.value, finding.summary)
+                    )
+                    incident.fired_at = at
+                    incident.summary = finding.summary
+                    incidents.append(incident)
+                elif to_state == RESOLVED:
+                    open_incidents.pop(subject).resolved_at = at
+                elif to_state == OK:
+                    open_incidents.pop(subject, None)
+            if step.states:
+                current[subject] = step.states[-1]
+    return {
+        "start": format_time(times[0]),
+        "end": format_time(times[-1]),
+        "evaluations": len(times),
+        "incidents": [i.as_dict() for i in incidents],
+    }
+
+
+def firing_alerts(state: str | None = None) -> Any:
+    """AlertState rows for the API and page, newest first (`state` filters)."""
+    rows = AlertState.objects.select_related("rule").exclude(state=OK)
+    if state:
+        rows = rows.filter(state=state)
+    return rows.order_by("-since")
+
+
+def recent_transitions(limit: int = 100, rule: AlertRule | None = None) -> Any:
+    rows = Transition.objects.select_related("alert__rule", "evaluation").filter(
+        Q(to_state=FIRING) | Q(to_state=RESOLVED) | Q(to_state=PENDING)
+    )
+    if rule is not None:
+        rows = rows.filter(alert__rule=rule)
+    return rows.order_by("-at", "-id")[:limit]
