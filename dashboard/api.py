@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 
 from analytics import warehouse
+from analytics.alerts_api import alerts_router, channels_router, rules_router, silences_router
 from analytics.api import router as runs_router
 from analytics.costs_api import costs_router, prices_router
 from analytics.errors import NotFoundError, ParameterError
@@ -71,3 +72,7 @@ api.add_router("/tokens", tokens_router, tags=["tokens"])
 api.add_router("/serving", serving_router, tags=["serving"])
 api.add_router("/costs", costs_router, tags=["costs"])
 api.add_router("/prices", prices_router, tags=["costs"])
+api.add_router("/alerts", alerts_router, tags=["alerts"])
+api.add_router("/channels", channels_router, tags=["alerts"])
+api.add_router("/alert-rules", rules_router, tags=["alerts"])
+api.add_router("/silences", silences_router, tags=["alerts"])
