@@ -29,12 +29,13 @@ def send_daily_cost_report() -> dict[str, Any]:
 
 
 @shared_task(name="analytics.evaluate_alerts", ignore_result=True)
-def evaluate_alerts() -> dict[str, Any]:
-    """Evaluate every alert rule as of now, then send the notifications that are due
-    (retries included)."""
+def evaluate_alerts(at: str | None = None) -> dict[str, Any]:
+    """Evaluate every alert rule as of now (or RFC 3339 `at`, for backfills), then send
+    the notifications that are due (retries included)."""
     from analytics.alerts.delivery import send_due_notifications
     from analytics.alerts.engine import evaluate_rules
+    from analytics.durations import parse_time
 
-    outcome = evaluate_rules().as_dict()
+    outcome = evaluate_rules(parse_time(at, name="at")).as_dict()
     outcome["delivery"] = vars(send_due_notifications())
     return outcome

@@ -13,7 +13,8 @@ Kinds, thresholds and params (durations are strings like `5m`):
   or above it (a minute without samples ends the streak).
 - commit_stall: no landed commit for longer than `min_gap` (fixed), or than `factor` x the
   run's mean gap between commits over `lookback` (default 3h) before its last commit, but
-  at least `floor` (adaptive); only while the run still logs other events (within
+  at least `floor` (adaptive; a run with fewer than `min_commits`, default 3, in that
+  lookback has no known pace yet and is not judged); only while the run still logs other events (within
   `active_within`, default 15m, as the contract defines a stall) and has not stopped.
 - commit_decay: threshold a fraction; the commit rate over `window` (default 1h) fell
   below that fraction of the rate over the `baseline` (default 3h) before it, the
@@ -382,7 +383,7 @@ class RunRule(Rule):
 class CommitStall(RunRule):
     kind = RuleKind.COMMIT_STALL
     needs_threshold = False
-    known_params = ("min_gap", "factor", "floor", "lookback", "active_within")
+    known_params = ("min_gap", "factor", "floor", "lookback", "active_within", "min_commits")
 
     def configure(self) -> None:
         self.min_gap = self.duration("min_gap", "1m") if "min_gap" in self.params else None
@@ -396,6 +397,7 @@ class CommitStall(RunRule):
             raise RuleError("params.factor must be positive")
         self.floor = self.duration("floor", "5m")
         self.lookback = self.duration("lookback", "3h")
+        self.min_commits = max(2, int(self.number("min_commits", 3)))
         self.active_within = self.duration("active_within", "15m")
 
     def horizon(self) -> timedelta:
@@ -410,9 +412,10 @@ class CommitStall(RunRule):
         times = series.commit_times
         hi = int(np.searchsorted(times, last, side="right"))
         lo = int(np.searchsorted(times, last - span, side="right"))
-        expected = (times[hi - 1] - times[lo]) / (hi - lo - 1) if hi - lo >= 2 else None
-        floor = self.floor.total_seconds()
-        return (max(floor, self.factor * expected) if expected else floor), expected
+        if hi - lo < self.min_commits:
+            return math.inf, None  # too little history to know the run's pace
+        expected = (times[hi - 1] - times[lo]) / (hi - lo - 1)
+        return max(self.floor.total_seconds(), self.factor * expected), expected
 
     def evaluate(self, facts: Facts, at: datetime) -> list[Finding]:
         now = epoch(at)
@@ -431,6 +434,11 @@ class CommitStall(RunRule):
             worked_since = (series.last_busy(now) or 0) + MINUTE > last
             stalled = idle > threshold and busy and worked_since
             rate = f"; expected gap {_minutes(expected)}" if expected else ""
+            if math.isinf(threshold):
+                findings.append(
+                    Finding(run, False, idle / 60, "too few recent commits to know the run's pace")
+                )
+                continue
             findings.append(
                 Finding(
                     run,

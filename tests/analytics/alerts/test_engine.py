@@ -63,6 +63,10 @@ def test_a_stall_fires_in_a_fast_fleet_and_the_same_gap_is_normal_in_a_slow_one(
         "slow", commit_every_s=480, hours=3, gap_at=timedelta(hours=2), gap=timedelta(minutes=12)
     )
     _rule("stall", "commit_stall", params={"factor": 5, "floor": "5m"})
+    # The slow run's first minutes (one commit, then 8 quiet minutes) are no stall: with
+    # fewer than 3 commits there is no pace to judge against.
+    _run(T0, T0 + timedelta(minutes=20))
+    assert _sent() == {}
     _run(T0 + timedelta(minutes=110), T0 + timedelta(minutes=150))
 
     assert _sent("fast") == {"firing": 1, "resolved": 1}
