@@ -6,6 +6,7 @@ from django.urls import path
 
 from dashboard import views
 from dashboard.api import api
+from dashboard.pages import alerts as alerts_pages
 from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
 from dashboard.pages import serving as serving_pages
@@ -42,6 +43,21 @@ urlpatterns = [
     path("serving/model-config/", serving_pages.save_model_config, name="serving-model-config"),
     path(
         "serving/instance/<path:instance>/", serving_pages.serving_instance, name="serving-instance"
+    ),
+    path("alerts/", alerts_pages.alerts_page, name="alerts"),
+    path("alerts/silences/", alerts_pages.add_silence, name="alerts-silence"),
+    path(
+        "alerts/silences/<int:silence_id>/end/",
+        alerts_pages.end_silence,
+        name="alerts-silence-end",
+    ),
+    path("alerts/rules/new/", alerts_pages.rule_editor, name="alerts-rule-new"),
+    path("alerts/rules/preview.json", alerts_pages.preview_chart, name="alerts-preview-chart"),
+    path("alerts/rules/<int:rule_id>/", alerts_pages.rule_editor, name="alerts-rule"),
+    path(
+        "alerts/rules/<int:rule_id>/enabled/",
+        alerts_pages.set_rule_enabled,
+        name="alerts-rule-enabled",
     ),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

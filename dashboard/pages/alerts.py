@@ -1,0 +1,407 @@
+"""The Alerts pages: what is firing now, the channels (flagged when failing), silences
+(and a form to add one), the history of state changes, the last evaluation, the rules;
+and the rule editor with a preview of what a rule would have fired on over the last 24 h.
+
+Views and forms only: rules are checked by analytics.alerts.rules.build_rule (durations
+by analytics.alerts_api.read_seconds, as the API reads them), the preview is
+analytics.alerts.engine.preview, the timeline analytics.alert_charts; no SQL here.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.http import urlencode
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_POST
+
+from analytics import alert_charts, charts
+from analytics.alerts import engine, rules
+from analytics.alerts.models import (
+    AlertRule,
+    AlertStateName,
+    Channel,
+    Evaluation,
+    RuleKind,
+    Silence,
+)
+from analytics.alerts.rules import Rule, RuleError, build_rule
+from analytics.alerts_api import read_seconds
+from analytics.durations import format_duration, format_time, parse_duration, parse_time
+from analytics.errors import ParameterError
+
+PREVIEW = timedelta(hours=24)
+HISTORY_ROWS = 50
+# The beat schedule evaluates every minute; an older last evaluation means it is not.
+STALE_EVALUATION = timedelta(minutes=5)
+DEFAULT_REPEAT_S = 4 * 3600
+SCOPES = [
+    ("all", "everything"),
+    ("run", "one run"),
+    ("instance", "one instance"),
+    ("team", "one team"),
+]
+
+
+def _docstring_help(doc: str) -> tuple[dict[str, str], str]:
+    """Each kind's paragraph ("- kind: ...", continued on indented lines) and the
+    "Scopes:" paragraph of analytics.alerts.rules, so the editor says what the code says."""
+    kinds: dict[str, list[str]] = {}
+    scopes: list[str] = []
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        item = re.match(r"^- (\w+): (.*)$", line)
+        if item and item.group(1) in RuleKind.values:
+            current = kinds.setdefault(item.group(1), [])
+            current.append(item.group(2))
+        elif line.startswith("Scopes:"):
+            current = scopes
+            current.append(line.removeprefix("Scopes:").strip())
+        elif current is not None and line.strip() and (line.startswith(" ") or current is scopes):
+            current.append(line.strip())
+        else:
+            current = None
+    return {kind: " ".join(parts) for kind, parts in kinds.items()}, " ".join(scopes)
+
+
+def _with_code(text: str) -> SafeString:
+    """Escaped, with the docstring's `name` spans as <code>."""
+    return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text)))  # noqa: S308  # escaped first
+
+
+_KIND_HELP, _SCOPE_HELP = _docstring_help(rules.__doc__ or "")
+KIND_HELP = {kind: _with_code(text) for kind, text in _KIND_HELP.items()}
+SCOPE_HELP = _with_code(_SCOPE_HELP)
+
+
+def _seconds_text(seconds: int, zero: str) -> str:
+    return zero if seconds == 0 else format_duration(seconds)
+
+
+def scope_text(scope: dict[str, Any]) -> str:
+    if not scope:
+        return "all"
+    return ", ".join(f"{key} {value}" for key, value in scope.items())
+
+
+# --- forms ------------------------------------------------------------------------------
+
+
+class RuleForm(forms.ModelForm):
+    """A rule as the editor spells it. `clean()` compiles it with build_rule, so an
+    invalid rule is refused with build_rule's one-line reason, and a valid one can be
+    previewed (`self.compiled`) without being saved."""
+
+    scope_kind = forms.ChoiceField(label="Scope", choices=SCOPES, initial="all")
+    scope_name = forms.CharField(
+        label="Name", required=False, max_length=300, help_text="the run, instance or team"
+    )
+    for_duration = forms.CharField(
+        label="For",
+        required=False,
+        initial="0",
+        max_length=20,
+        help_text="how long the condition must hold before it fires, e.g. 5m (0: at once)",
+    )
+    repeat = forms.CharField(
+        label="Repeat every",
+        required=False,
+        initial="4h",
+        max_length=20,
+        help_text="remind while still firing, e.g. 4h (never: no reminders)",
+    )
+    end = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    field_order = [
+        "name",
+        "kind",
+        "scope_kind",
+        "scope_name",
+        "threshold",
+        "for_duration",
+        "params",
+        "repeat",
+        "channels",
+        "enabled",
+    ]
+
+    class Meta:
+        model = AlertRule
+        fields = ["name", "kind", "threshold", "params", "channels", "enabled"]
+        widgets = {
+            "channels": forms.CheckboxSelectMultiple,
+            "params": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        }
+        help_texts = {"params": 'a JSON object, e.g. {"window": "5m"}; {} for the defaults'}
+
+    def __init__(self, *args: Any, previewing: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.compiled: Rule | None = None
+        # A preview needs no name: the rule is not saved.
+        self.fields["name"].required = not previewing
+        rule = self.instance
+        if rule.pk is not None:
+            scope = dict(rule.scope or {})
+            kind, name = next(iter(scope.items()), ("all", ""))
+            self.initial.update(
+                scope_kind=kind,
+                scope_name=name,
+                for_duration=_seconds_text(rule.for_seconds, "0"),
+                repeat=_seconds_text(rule.repeat_seconds, "never"),
+            )
+        elif not self.is_bound:
+            self.initial.setdefault("params", {})
+
+    def clean_params(self) -> dict[str, Any]:
+        params = self.cleaned_data.get("params")
+        if params is None:
+            return {}
+        if not isinstance(params, dict):
+            raise forms.ValidationError('params must be a JSON object, e.g. {"window": "5m"}')
+        return params
+
+    def clean_end(self) -> datetime | None:
+        try:
+            return parse_time(self.cleaned_data.get("end"), name="end")
+        except ParameterError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        scope_kind, scope_name = cleaned.get("scope_kind"), cleaned.get("scope_name", "")
+        if scope_kind and scope_kind != "all" and not scope_name:
+            self.add_error("scope_name", f"name the {scope_kind} this rule watches")
+        if any(f in self.errors for f in ("kind", "threshold", "params", "scope_kind")):
+            return cleaned
+        scope: dict[str, Any] = {}
+        if scope_kind != "all" and scope_name:
+            scope[str(scope_kind)] = scope_name
+        try:
+            cleaned["for_seconds"] = read_seconds(cleaned.get("for_duration"), "for", 0)
+            cleaned["repeat_seconds"] = read_seconds(
+                cleaned.get("repeat"), "repeat", DEFAULT_REPEAT_S
+            )
+            self.compiled = build_rule(
+                cleaned["kind"],
+                cleaned.get("threshold"),
+                scope,
+                cleaned["params"],
+                cleaned["for_seconds"],
+            )
+        except (RuleError, ParameterError) as exc:
+            raise forms.ValidationError(str(exc)) from None
+        cleaned["scope"] = scope
+        return cleaned
+
+    def save_rule(self, user: Any) -> AlertRule:
+        rule: AlertRule = self.save(commit=False)
+        rule.scope = self.cleaned_data["scope"]
+        rule.for_seconds = self.cleaned_data["for_seconds"]
+        rule.repeat_seconds = self.cleaned_data["repeat_seconds"]
+        if rule.pk is None and user.is_authenticated:
+            rule.created_by = user
+        with transaction.atomic():
+            rule.save()
+            self.save_m2m()
+        return rule
+
+
+class SilenceForm(forms.Form):
+    rule = forms.ModelChoiceField(
+        queryset=AlertRule.objects.order_by("name"), required=False, empty_label="every rule"
+    )
+    subject = forms.CharField(
+        required=False, max_length=300, help_text="a subject or a pattern, e.g. gpu-*; empty: all"
+    )
+    duration = forms.CharField(initial="1h", max_length=20, help_text="e.g. 30m, 2h, 1d")
+    comment = forms.CharField(required=False, max_length=500)
+
+    def clean_duration(self) -> timedelta:
+        try:
+            return parse_duration(self.cleaned_data["duration"], name="duration")
+        except ParameterError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+# --- the Alerts page --------------------------------------------------------------------
+
+
+def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
+    now = timezone.now()
+    active = [
+        s
+        for s in engine.firing_alerts()
+        if s.state in (AlertStateName.FIRING, AlertStateName.PENDING)
+    ]
+    active.sort(key=lambda s: s.state != AlertStateName.FIRING)  # firing first, then pending
+    evaluation = Evaluation.objects.first()
+    rule_rows = AlertRule.objects.prefetch_related("channels").annotate(
+        firing=Count("states", filter=Q(states__state=AlertStateName.FIRING))
+    )
+    rule_list = list(rule_rows)
+    return {
+        "nav": "alerts",
+        "active": active,
+        "enabled_count": sum(r.enabled for r in rule_list),
+        "firing_count": sum(s.state == AlertStateName.FIRING for s in active),
+        "pending_count": sum(s.state == AlertStateName.PENDING for s in active),
+        "channels": Channel.objects.all(),
+        "failing_channels": Channel.objects.filter(failing_since__isnull=False).count(),
+        "silences": Silence.objects.filter(ends_at__gt=now).select_related("rule"),
+        "silence_form": silence_form,
+        "history": engine.recent_transitions(HISTORY_ROWS),
+        "evaluation": evaluation,
+        "evaluation_stale": evaluation is not None
+        and evaluation.started_at < now - STALE_EVALUATION,
+        "rules": [
+            {
+                "rule": r,
+                "scope": scope_text(r.scope),
+                "for": _seconds_text(r.for_seconds, "at once"),
+                "repeat": _seconds_text(r.repeat_seconds, "never"),
+            }
+            for r in rule_list
+        ],
+    }
+
+
+@login_required
+def alerts_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "alerts/alerts.html", _alerts_context(SilenceForm()))
+
+
+@login_required
+@require_POST
+def add_silence(request: HttpRequest) -> HttpResponse:
+    form = SilenceForm(request.POST)
+    if not form.is_valid():
+        return render(request, "alerts/alerts.html", _alerts_context(form), status=422)
+    Silence.objects.create(
+        rule=form.cleaned_data["rule"],
+        subject=form.cleaned_data["subject"],
+        ends_at=timezone.now() + form.cleaned_data["duration"],
+        comment=form.cleaned_data["comment"],
+        created_by=request.user if request.user.is_authenticated else None,
+    )
+    return redirect(reverse("alerts") + "#silences")
+
+
+@login_required
+@require_POST
+def end_silence(request: HttpRequest, silence_id: int) -> HttpResponse:
+    now = timezone.now()
+    Silence.objects.filter(pk=silence_id, ends_at__gt=now).update(ends_at=now)
+    return redirect(reverse("alerts") + "#silences")
+
+
+@login_required
+@require_POST
+def set_rule_enabled(request: HttpRequest, rule_id: int) -> HttpResponse:
+    rule = get_object_or_404(AlertRule, pk=rule_id)
+    rule.enabled = request.POST.get("enabled") == "on"
+    rule.save(update_fields=["enabled", "updated_at"])
+    return redirect(reverse("alerts") + "#rules")
+
+
+# --- the rule editor --------------------------------------------------------------------
+
+
+def _preview_range(form: RuleForm) -> tuple[datetime, datetime]:
+    end = form.cleaned_data.get("end") or datetime.now(UTC).replace(microsecond=0)
+    return end - PREVIEW, end
+
+
+def _incident_rows(incidents: list[dict[str, Any]], end: datetime) -> list[dict[str, Any]]:
+    rows = []
+    for incident in incidents:
+        fired = parse_time(incident["fired_at"])
+        resolved = parse_time(incident["resolved_at"])
+        lasted = ((resolved or end) - fired).total_seconds() if fired else None
+        rows.append(
+            {
+                **incident,
+                "pending_at": parse_time(incident["pending_at"]),
+                "fired_at": fired,
+                "resolved_at": resolved,
+                "lasted": format_duration(round(lasted / 60) * 60 or 60) if lasted else "",
+            }
+        )
+    return rows
+
+
+def _chart_query(request: HttpRequest, end: datetime) -> str:
+    """The rule's fields as the chart URL carries them, so the chart replays the same rule
+    over the same range as the table beside it."""
+    keep = ("kind", "threshold", "params", "scope_kind", "scope_name", "for_duration")
+    return urlencode({**{k: request.POST.get(k, "") for k in keep}, "end": format_time(end) or ""})
+
+
+@login_required
+def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
+    rule = get_object_or_404(AlertRule, pk=rule_id) if rule_id is not None else None
+    saved = {"name": rule.name, "kind": rule.get_kind_display()} if rule else None
+    preview: dict[str, Any] | None = None
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "save")
+        form = RuleForm(request.POST, instance=rule, previewing=action == "preview")
+        valid = form.is_valid()
+        if valid and action == "save":
+            form.save_rule(request.user)
+            return redirect("alerts")
+        if valid and form.compiled is not None:
+            start, end = _preview_range(form)
+            found = engine.preview(form.compiled, start, end)
+            preview = {
+                **found,
+                "start": start,
+                "end": end,
+                "incidents": _incident_rows(found["incidents"], end),
+                "chart_src": reverse("alerts-preview-chart") + "?" + _chart_query(request, end),
+            }
+        else:
+            status = 422
+    else:
+        form = RuleForm(instance=rule, initial={"end": request.GET.get("end", "")})
+    bound_kind = form["kind"].value()
+    return render(
+        request,
+        "alerts/rule_editor.html",
+        {
+            "nav": "alerts",
+            "form": form,
+            "saved": saved,
+            "preview": preview,
+            "preview_hours": round(PREVIEW.total_seconds() / 3600),
+            "kind_help": [
+                {"kind": kind, "label": label, "help": KIND_HELP.get(kind, "")}
+                for kind, label in RuleKind.choices
+            ],
+            "selected_kind": bound_kind,
+            "scope_help": SCOPE_HELP,
+        },
+        status=status,
+    )
+
+
+@login_required
+def preview_chart(request: HttpRequest) -> HttpResponse:
+    form = RuleForm(request.GET, previewing=True)
+    if not form.is_valid() or form.compiled is None:
+        errors = "; ".join(" ".join(str(m) for m in v) for v in form.errors.values())
+        return HttpResponse(errors, status=422, content_type="text/plain; charset=utf-8")
+    start, end = _preview_range(form)
+    found = engine.preview(form.compiled, start, end)
+    fig = alert_charts.preview_timeline_figure(found["incidents"], start, end)
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
