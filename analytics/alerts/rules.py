@@ -19,7 +19,8 @@ Kinds, thresholds and params (durations are strings like `5m`):
 - commit_decay: threshold a fraction; the commit rate over `window` (default 1h) fell
   below that fraction of the rate over the `baseline` (default 3h) before it, the
   baseline having at least `min_commits` (default 10), while the run is still busy.
-- error_drift: the per-`bucket` (default 1h) error rate over `window` (default 24h) has
+- error_drift: the per-`bucket` (default 1h) error rate over the whole buckets of
+  `window` (default 24h) before now has
   a significant rising trend (Mann-Kendall, as the error-rate API) with a Theil-Sen slope
   per hour of at least the threshold (default 0).
 - target_down: the last scrape failed, or a configured target has not been scraped for
@@ -517,16 +518,17 @@ class ErrorDrift(RunRule):
     def horizon(self) -> timedelta:
         return self.window + timedelta(seconds=self.bucket)
 
-    def drift_of(self, series: RunSeries, now: float) -> dict[str, Any]:
-        lo = now - self.window.total_seconds()
-        first = math.floor(lo / self.bucket) * self.bucket
-        edges = np.arange(first, now + self.bucket, self.bucket)
-        keep = (series.minutes > lo - MINUTE) & (series.minutes <= now)
+    def drift_of(self, series: RunSeries, end: float) -> dict[str, Any]:
+        """The drift test over the whole buckets of the window ending at `end` (a bucket
+        boundary): a bucket still filling would be judged on a part of its attempts."""
+        first = math.floor((end - self.window.total_seconds()) / self.bucket) * self.bucket
+        edges = np.arange(first, end, self.bucket)
+        keep = (series.minutes >= first) & (series.minutes < end)
         which = np.searchsorted(edges, series.minutes[keep], side="right") - 1
         attempts = np.bincount(which, series.attempts[keep], minlength=edges.size)
         errors = np.bincount(which, series.errors[keep], minlength=edges.size)
         for times, is_error in ((series.commit_times, False), (series.failed_commit_times, True)):
-            chosen = times[(times > lo) & (times <= now)]
+            chosen = times[(times >= first) & (times < end)]
             idx = np.searchsorted(edges, chosen, side="right") - 1
             attempts += np.bincount(idx, minlength=edges.size)
             if is_error:
@@ -542,9 +544,10 @@ class ErrorDrift(RunRule):
         minimum = self.threshold or 0.0
         findings = []
         for run, series in self.watched(facts, at, self.window):
+            end = math.floor(now / self.bucket) * self.bucket
             result = facts.memo(
-                ("drift", run, self.window, self.bucket, now),
-                partial(self.drift_of, series, now),
+                ("drift", run, self.window, self.bucket, end),
+                partial(self.drift_of, series, end),
             )
             slope = result["slope_per_hour"]
             rising = result["trend"] == "rising" and slope is not None and slope >= minimum
