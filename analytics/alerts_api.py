@@ -61,7 +61,7 @@ def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[dict[str, Any]
             "value": s.value,
             "evaluated_at": format_time(s.evaluated_at),
         }
-        for s in engine.firing_alerts(params.state)
+        for s in engine.alert_states(params.state)
     ]
 
 

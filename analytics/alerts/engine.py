@@ -150,7 +150,8 @@ def payload(rule: AlertRule, state: AlertState, kind: NotificationKind) -> dict[
     return body
 
 
-def _silenced(silences: list[Silence], rule: AlertRule, subject: str) -> bool:
+def is_silenced(silences: list[Silence], rule: AlertRule, subject: str) -> bool:
+    """Whether one of these (active) silences matches this rule and subject."""
     return any(
         (s.rule_id is None or s.rule_id == rule.pk)
         and (not s.subject or fnmatch.fnmatchcase(subject, s.subject))
@@ -165,7 +166,7 @@ def _queue(
     kind: NotificationKind,
     silences: list[Silence],
 ) -> int:
-    silenced = _silenced(silences, rule, state.subject)
+    silenced = is_silenced(silences, rule, state.subject)
     made = 0
     for channel in rule.channels.all():
         status = NotificationStatus.SILENCED if silenced else NotificationStatus.PENDING
@@ -447,8 +448,9 @@ def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) ->
     }
 
 
-def firing_alerts(state: str | None = None) -> Any:
-    """AlertState rows for the API and page, newest first (`state` filters)."""
+def alert_states(state: str | None = None) -> Any:
+    """Alerts that are pending, firing or resolved (every state but `ok`), newest first;
+    `state` picks one."""
     rows = AlertState.objects.select_related("rule").exclude(state=OK)
     if state:
         rows = rows.filter(state=state)

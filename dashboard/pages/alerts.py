@@ -241,10 +241,15 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
     now = timezone.now()
     active = [
         s
-        for s in engine.firing_alerts()
+        for s in engine.alert_states()
         if s.state in (AlertStateName.FIRING, AlertStateName.PENDING)
     ]
     active.sort(key=lambda s: s.state != AlertStateName.FIRING)  # firing first, then pending
+    silences = list(
+        Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).select_related("rule")
+    )
+    for s in active:
+        s.silenced = engine.is_silenced(silences, s.rule, s.subject)  # type: ignore[attr-defined]
     evaluation = Evaluation.objects.first()
     rule_rows = AlertRule.objects.prefetch_related("channels").annotate(
         firing=Count("states", filter=Q(states__state=AlertStateName.FIRING))
@@ -258,7 +263,7 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
         "pending_count": sum(s.state == AlertStateName.PENDING for s in active),
         "channels": Channel.objects.all(),
         "failing_channels": Channel.objects.filter(failing_since__isnull=False).count(),
-        "silences": Silence.objects.filter(ends_at__gt=now).select_related("rule"),
+        "silences": silences,
         "silence_form": silence_form,
         "history": engine.recent_transitions(HISTORY_ROWS),
         "evaluation": evaluation,

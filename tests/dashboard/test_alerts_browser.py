@@ -62,15 +62,7 @@ def test_the_editor_previews_a_rule_and_draws_its_timeline(
     page: Page, live_server: Any, alerting: None, tmp_path: Path
 ) -> None:
     errors: list[str] = []
-    # The site has no favicon; Chromium's request for one is not this page's error.
-    page.on(
-        "console",
-        lambda m: (
-            errors.append(m.text)
-            if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
-            else None
-        ),
-    )
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     _log_in(page, live_server.url)
 
