@@ -249,7 +249,7 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
         Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).select_related("rule")
     )
     for s in active:
-        s.silenced = engine.is_silenced(silences, s.rule, s.subject)  # type: ignore[attr-defined]
+        s.silenced = engine.is_silenced(silences, s.rule, s.subject)
     evaluation = Evaluation.objects.first()
     rule_rows = AlertRule.objects.prefetch_related("channels").annotate(
         firing=Count("states", filter=Q(states__state=AlertStateName.FIRING))
