@@ -1,6 +1,6 @@
 """`manage.py load_demo`: the demo, ready to look at. Migrates both databases, writes and
 ingests the demo runs (ingest.demo; nothing is loaded twice however often it runs) and
-creates the `demo` login if it is missing.
+creates the `demo` login if it is missing, and the demo alert rules (analytics.alerts.demo).
 
 The password comes from FLEETSCOPE_DEMO_PASSWORD or is generated once and kept in
 `<data dir>/demo/password` (mode 0600) so later runs can print it again. The last line on
@@ -22,6 +22,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from analytics import warehouse
+from analytics.alerts.demo import ensure_demo_rules
 from analytics.warehouse import WarehouseError
 from ingest.demo import DEMO_STEPS, run_demo_steps
 from ingest.sources.files import SourceError
@@ -52,6 +53,8 @@ class Command(BaseCommand):
                 f"{result.step}: {state}; accepted {s.accepted}, quarantined {s.quarantined}, "
                 f"duplicates {s.duplicates} ({described.get(result.step, '')})"
             )
+        made = ensure_demo_rules()
+        self.stdout.write(f"alert rules: {made} demo rules added" if made else "alert rules: there")
         self.stdout.write(self._login(demo_dir))
 
     def _login(self, demo_dir: Path) -> str:
