@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import shared_task
@@ -33,9 +34,11 @@ def evaluate_alerts(at: str | None = None) -> dict[str, Any]:
     """Evaluate every alert rule as of now (or RFC 3339 `at`, for backfills), then send
     the notifications that are due (retries included)."""
     from analytics.alerts.delivery import send_due_notifications
-    from analytics.alerts.engine import evaluate_rules
+    from analytics.alerts.engine import evaluate_rules, prune_evaluations
     from analytics.durations import parse_time
 
     outcome = evaluate_rules(parse_time(at, name="at")).as_dict()
+    if at is None and datetime.now(UTC).minute == 0:  # once an hour
+        outcome["pruned_evaluations"] = prune_evaluations()
     outcome["delivery"] = vars(send_due_notifications())
     return outcome

@@ -373,6 +373,17 @@ def evaluate_rules(
     return outcome
 
 
+KEEP_QUIET_EVALUATIONS = timedelta(days=7)
+
+
+def prune_evaluations(now: datetime | None = None) -> int:
+    """Delete evaluations older than a week that changed nothing (one a minute adds up);
+    those behind a recorded change stay with it."""
+    cutoff = (now or timezone.now()) - KEEP_QUIET_EVALUATIONS
+    deleted, _ = Evaluation.objects.filter(started_at__lt=cutoff, changes__isnull=True).delete()
+    return deleted
+
+
 @dataclass
 class Incident:
     subject: str
@@ -449,9 +460,10 @@ def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) ->
 
 
 def alert_states(state: str | None = None) -> Any:
-    """Alerts that are pending, firing or resolved (every state but `ok`), newest first;
-    `state` picks one."""
-    rows = AlertState.objects.select_related("rule").exclude(state=OK)
+    """Alerts of enabled rules that are pending, firing or resolved (every state but `ok`),
+    newest first; `state` picks one. A disabled rule's alerts stay as they were, hidden,
+    and carry on from there if it is enabled again."""
+    rows = AlertState.objects.select_related("rule").filter(rule__enabled=True).exclude(state=OK)
     if state:
         rows = rows.filter(state=state)
     return rows.order_by("-since")

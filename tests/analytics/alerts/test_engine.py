@@ -216,3 +216,29 @@ def test_a_rule_that_makes_no_sense_is_refused_in_one_line(
     with pytest.raises(ValueError, match=message) as caught:
         build_rule(kind, threshold, scope, params)
     assert "\n" not in str(caught.value)
+
+
+def test_quiet_evaluations_older_than_a_week_are_pruned_and_changes_keep_theirs(
+    lake: Path,
+) -> None:
+    scenarios.load_flapping_kv()
+    _rule("kv", "kv_usage", threshold=0.95)
+    engine.evaluate_rules(T0 + timedelta(minutes=20))  # nothing changes
+    engine.evaluate_rules(T0 + timedelta(minutes=31))  # fires
+    Evaluation.objects.update(started_at=datetime.now(UTC) - timedelta(days=8))
+    engine.evaluate_rules(T0 + timedelta(minutes=32))  # recent
+    assert engine.prune_evaluations() == 1
+    assert Evaluation.objects.count() == 2
+    assert Transition.objects.get(to_state="firing").evaluation is not None
+
+
+def test_a_disabled_rules_alerts_are_hidden_until_it_is_enabled_again(lake: Path) -> None:
+    scenarios.load_flapping_kv()
+    rule = _rule("kv", "kv_usage", threshold=0.95)
+    engine.evaluate_rules(T0 + timedelta(minutes=31))
+    assert [s.subject for s in engine.alert_states("firing")] == ["gpu-flap"]
+    AlertRule.objects.filter(pk=rule.pk).update(enabled=False)
+    assert list(engine.alert_states()) == []
+    engine.evaluate_rules(T0 + timedelta(minutes=50))  # not evaluated: nothing resolves
+    AlertRule.objects.filter(pk=rule.pk).update(enabled=True)
+    assert [s.state for s in engine.alert_states()] == ["firing"]
