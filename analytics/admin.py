@@ -1,13 +1,27 @@
 """Admin for cost reporting: prices, GPU prices, teams and budgets, report recipients,
-and the (read-only) record of every report delivery attempt; for alerting: channels, and
-the (read-only) notifications and their delivery attempts."""
+and the (read-only) record of every report delivery attempt; for alerting: rules (checked
+as the API checks them), channels, silences, and the (read-only) alert states with their
+transitions, evaluations, notifications and delivery attempts."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from analytics.alerts.models import Channel, DeliveryAttempt, Notification
+from analytics.alerts.models import (
+    AlertRule,
+    AlertState,
+    Channel,
+    DeliveryAttempt,
+    Evaluation,
+    Notification,
+    Silence,
+    Transition,
+)
+from analytics.alerts.rules import RuleError, build_rule
 from analytics.models import GpuPrice, ModelPrice, ReportDelivery, ReportRecipient, Team
 
 
@@ -92,6 +106,90 @@ class DeliveryAttemptAdmin(admin.ModelAdmin):
     list_display = ("attempted_at", "notification", "ok", "permanent", "duration_ms", "error")
     list_filter = ("ok", "permanent")
     list_select_related = ("notification__alert__rule", "notification__channel")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class AlertRuleForm(forms.ModelForm):
+    """The admin checks a rule as the API and the page do (one-line reasons)."""
+
+    class Meta:
+        model = AlertRule
+        fields = (
+            "name",
+            "kind",
+            "scope",
+            "threshold",
+            "for_seconds",
+            "params",
+            "channels",
+            "repeat_seconds",
+            "enabled",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        try:
+            build_rule(
+                data.get("kind", ""),
+                data.get("threshold"),
+                data.get("scope") or {},
+                data.get("params") or {},
+                data.get("for_seconds") or 0,
+            )
+        except RuleError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return data
+
+
+@admin.register(AlertRule)
+class AlertRuleAdmin(admin.ModelAdmin):
+    form = AlertRuleForm
+    list_display = ("name", "kind", "scope", "threshold", "for_seconds", "enabled")
+    list_filter = ("kind", "enabled")
+    search_fields = ("name",)
+    filter_horizontal = ("channels",)
+
+
+class TransitionInline(admin.TabularInline):
+    model = Transition
+    extra = 0
+    can_delete = False
+    fields = ("at", "from_state", "to_state", "value", "summary", "evaluation")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(AlertState)
+class AlertStateAdmin(admin.ModelAdmin):
+    list_display = ("rule", "subject", "state", "since", "value", "evaluated_at")
+    list_filter = ("state", "rule__kind")
+    list_select_related = ("rule",)
+    search_fields = ("subject", "rule__name")
+    inlines = [TransitionInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Silence)
+class SilenceAdmin(admin.ModelAdmin):
+    list_display = ("rule", "subject", "starts_at", "ends_at", "comment", "created_by")
+    list_select_related = ("rule", "created_by")
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(admin.ModelAdmin):
+    list_display = ("at", "started_at", "duration_ms", "rules", "subjects", "transitions")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
