@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import orjson
 
@@ -38,7 +39,7 @@ def _event(run: str, ts: datetime, event: str, n: int, **extra: object) -> dict[
     }
 
 
-def load_fleet(
+def fleet_lines(
     run: str,
     *,
     commit_every_s: float,
@@ -46,9 +47,9 @@ def load_fleet(
     gap_at: timedelta,
     gap: timedelta,
     busy_every_s: float = 20.0,
-) -> None:
+) -> bytes:
     """A run committing every `commit_every_s` for `hours` from T0, with no commit in
-    [T0 + gap_at, T0 + gap_at + gap) while tool calls go on the whole time."""
+    [T0 + gap_at, T0 + gap_at + gap) while tool calls go on the whole time, as JSONL."""
     events = []
     end = T0 + timedelta(hours=hours)
     gap_start, gap_end = T0 + gap_at, T0 + gap_at + gap
@@ -63,8 +64,12 @@ def load_fleet(
         events.append(_event(run, t, "tool_call", n, tool="cargo test", ok=True))
         n += 1
         t += timedelta(seconds=busy_every_s)
-    body = b"\n".join(orjson.dumps(e) for e in events) + b"\n"
-    summary = ingest_body(body, source=f"scenario/{run}.jsonl")
+    return b"\n".join(orjson.dumps(e) for e in events) + b"\n"
+
+
+def load_fleet(run: str, **shape: Any) -> None:
+    """fleet_lines(run, **shape), ingested as the API ingests a POSTed body."""
+    summary = ingest_body(fleet_lines(run, **shape), source=f"scenario/{run}.jsonl")
     assert summary.quarantined == 0
 
 
