@@ -1,6 +1,6 @@
 """Two worker processes evaluating the same minute at the same moment, as two Celery
-workers (or a worker and a manual `evaluate_alerts`) would, over one data dir: the
-embedded defaults (SQLite for Django, DuckLake on SQLite for the warehouse). Each state
+workers (or a worker and a manual `evaluate_alerts`) would, over one data dir, with
+Django's database on the embedded SQLite and on PostgreSQL (production): each state
 change, and so each notification, happens once."""
 
 from __future__ import annotations
@@ -9,10 +9,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from analytics.durations import format_time
+from tests import services
 from tests.analytics.alerts.scenarios import T0, fleet_lines
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -37,7 +42,7 @@ print(json.dumps({
 """
 
 
-def _env(data_dir: Path) -> dict[str, str]:
+def _env(data_dir: Path, database_url: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLEETSCOPE_", "DJANGO_"))}
     env.update(
         FLEETSCOPE_DATA_DIR=str(data_dir),
@@ -45,7 +50,16 @@ def _env(data_dir: Path) -> dict[str, str]:
         FLEETSCOPE_SECRET_KEY="concurrent-workers-test-key-0123456789abcdef",
     )
     env.pop("DATABASE_URL", None)
+    if database_url:
+        env["DATABASE_URL"] = database_url
     return env
+
+
+@contextmanager
+def _postgres_url() -> Iterator[str]:
+    with services.postgres() as dsn:
+        parts = dict(item.split("=", 1) for item in dsn.split())
+        yield f"postgres://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -62,8 +76,15 @@ def _manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def test_two_workers_evaluating_at_once_change_each_state_once(tmp_path: Path) -> None:
-    env = _env(tmp_path / "data")
+@pytest.mark.parametrize("database", ["sqlite", "postgres"])
+def test_two_workers_evaluating_at_once_change_each_state_once(
+    tmp_path: Path, database: str
+) -> None:
+    with _postgres_url() if database == "postgres" else nullcontext(None) as url:
+        _check_two_workers(_env(tmp_path / "data", url), tmp_path)
+
+
+def _check_two_workers(env: dict[str, str], tmp_path: Path) -> None:
     _manage(env, "migrate", "-v", "0")
     _manage(env, "migrate_warehouse")
     log = tmp_path / "fast.jsonl"
