@@ -202,6 +202,8 @@ class _Evaluator:
         self.refreshed: list[AlertState] = []
 
     def apply(self, rule: AlertRule, state: AlertState | None, finding: Finding) -> None:
+        if state is not None and state.evaluated_at > self.at:
+            return  # evaluated as of a later time already: never move an alert back in time
         current = AlertStateName(state.state) if state else OK
         step = next_states(
             current,

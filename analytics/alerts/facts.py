@@ -87,6 +87,24 @@ WHERE e.event = 'stop' AND e.ts <= $end
 GROUP BY e.run
 """
 
+# Per instance and minute, from raw samples (kept FLEETSCOPE_SERVING_RAW_RETENTION_HOURS,
+# 48 h by default): the lowest and the mean KV usage of the minute's scrapes, a scrape's
+# usage being the mean over its engines. The lowest is what "stayed above" needs: a level
+# flapping faster than a minute can have a mean above the line it keeps dropping under.
+KV_MINUTES_SQL = """
+WITH per_scrape AS (
+    SELECT instance, ts, avg(value) AS usage
+    FROM serving_samples
+    WHERE metric = 'kv_usage' AND ts >= $lo AND ts <= $end
+    GROUP BY instance, ts
+)
+SELECT instance, (floor(epoch(ts) / 60) * 60)::BIGINT AS minute,
+       min(usage) AS low, avg(usage) AS mean
+FROM per_scrape
+GROUP BY ALL
+ORDER BY instance, minute
+"""
+
 SCRAPES_SQL = """
 SELECT instance, epoch(ts) AS t, up
 FROM serving_scrapes
@@ -109,10 +127,12 @@ def floor_minute(seconds: float) -> int:
 
 @dataclass
 class InstanceSeries:
-    """Per minute (epoch seconds of the minute's start): mean KV usage over every sample
-    of every engine (NaN without samples) and the reset-adjusted preemption increase."""
+    """Per minute (epoch seconds of the minute's start): the lowest and the mean KV usage
+    of the minute's scrapes (each scrape's usage the mean over its engines; NaN without
+    samples) and the reset-adjusted preemption increase."""
 
     minutes: Ints
+    kv_low: Floats
     kv_usage: Floats
     preemptions: Floats
 
@@ -186,28 +206,21 @@ class Facts:
     @cached_property
     def instances(self) -> dict[str, InstanceSeries]:
         end = self.end + timedelta(microseconds=1)  # windows are [start, end)
-        rows = read_series(("kv_usage", "preemptions"), None, None, Window(self.lo, end, MINUTE))
-        kv: dict[str, dict[int, list[float]]] = defaultdict(dict)
+        rows = read_series(("preemptions",), None, None, Window(self.lo, end, MINUTE))
         pre: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-        for r in rows["kv_usage"]:
-            acc = kv[r["instance"]].setdefault(int(r["t"].timestamp()), [0.0, 0.0])
-            acc[0] += r["value_sum"]
-            acc[1] += r["samples"]
         for r in rows["preemptions"]:
             pre[r["instance"]][int(r["t"].timestamp())] += r["increase"] or 0.0
+        kv: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
+        for r in warehouse.fetch_all(KV_MINUTES_SQL, self._range):
+            kv[r["instance"]][int(r["minute"])] = (float(r["low"]), float(r["mean"]))
         answer = {}
         for name in sorted(set(kv) | set(pre)):
             minutes = np.array(sorted(set(kv[name]) | set(pre[name])), dtype=np.int64)
+            per_minute = [kv[name].get(m, (math.nan, math.nan)) for m in minutes.tolist()]
             answer[name] = InstanceSeries(
                 minutes=minutes,
-                kv_usage=np.array(
-                    [
-                        kv[name][m][0] / kv[name][m][1]
-                        if m in kv[name] and kv[name][m][1]
-                        else math.nan
-                        for m in minutes.tolist()
-                    ]
-                ),
+                kv_low=np.array([low for low, _ in per_minute]),
+                kv_usage=np.array([mean for _, mean in per_minute]),
                 preemptions=np.array([pre[name].get(m, 0.0) for m in minutes.tolist()]),
             )
         return answer

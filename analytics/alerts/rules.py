@@ -9,8 +9,9 @@ analytics.alerts.engine's; rules only answer "is it true now, and since when".
 Kinds, thresholds and params (durations are strings like `5m`):
 - preemption_rate: threshold preemptions per second over `window` (default 5m), per
   instance; counters are reset-adjusted at load, so a restart is never a burst.
-- kv_usage: threshold a fraction 0..1; true while each minute's mean KV-cache usage is at
-  or above it (a minute without samples ends the streak).
+- kv_usage: threshold a fraction 0..1; true while every scrape's KV-cache usage (the
+  mean over the instance's engines) is at or above it, judged per minute (a minute
+  without samples ends the streak; a level that keeps dipping under never holds).
 - commit_stall: no landed commit for longer than `min_gap` (fixed), or than `factor` x the
   run's mean gap between commits over `lookback` (default 3h) before its last commit, but
   at least `floor` (adaptive; a run with fewer than `min_commits`, default 3, in that
@@ -251,9 +252,9 @@ class KvUsage(InstanceRule):
             if n == 0 or series.minutes[n - 1] < minute - MINUTE:
                 findings.append(Finding(name, False, None, "no KV-cache samples"))
                 continue
-            usage = series.kv_usage
-            value = float(usage[n - 1])
-            active = bool(usage[n - 1] >= self.threshold)  # NaN (no samples) is False
+            low = series.kv_low
+            value = float(series.kv_usage[n - 1])
+            active = bool(low[n - 1] >= self.threshold)  # NaN (no samples) is False
             since = None
             if active:
                 # Back to the first minute of the streak; a minute without samples ends it.
@@ -261,7 +262,7 @@ class KvUsage(InstanceRule):
                 while (
                     i > 0
                     and series.minutes[i - 1] == series.minutes[i] - MINUTE
-                    and usage[i - 1] >= self.threshold
+                    and low[i - 1] >= self.threshold
                 ):
                     i -= 1
                 since = from_epoch(float(series.minutes[i]))

@@ -116,3 +116,14 @@ def load_flapping_kv(instance: str = "gpu-flap") -> None:
             usage = 0.97 if (minute // 2) % 2 == 0 else 0.80
         scrapes.append(_scrape(instance, ts, EngineState(usage)))
     load_scrapes(scrapes)
+
+
+def load_fast_flapping_kv(instance: str = "gpu-jitter") -> None:
+    """KV usage alternating 0.97 / 0.86 scrape by scrape for 40 min: every minute's mean
+    (0.915) is above 0.9, yet the level never stays there for even 30 s."""
+    load_scrapes(
+        [
+            _scrape(instance, T0 + timedelta(seconds=15 * i), EngineState(0.97 if i % 2 else 0.86))
+            for i in range(160)
+        ]
+    )

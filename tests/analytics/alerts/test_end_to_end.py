@@ -2,7 +2,8 @@
 broker to a real Celery worker, rules evaluated over ingested scenarios minute by minute,
 notifications delivered to a webhook receiver and an SMTP server on loopback, and counted
 there: exactly one firing and one resolved message per incident and channel, none for
-the non-incidents (the same gap in a slow fleet, the restart, the flapping KV level)."""
+the non-incidents (the same gap in a slow fleet, the restart, a KV level flapping scrape
+by scrape, the flapping stretches around the one sustained KV incident)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,7 @@ def test_incidents_reach_the_webhook_and_the_mailbox_once_each_way(
         )
     scenarios.load_preemption_burst_after_restart()
     scenarios.load_flapping_kv()
+    scenarios.load_fast_flapping_kv()
     _rules(hook)
 
     # The scenarios overlap in time: fleets over 1:50-2:30, serving over 0:01-1:19.

@@ -122,6 +122,16 @@ def test_a_flapping_kv_level_fires_once_for_its_one_sustained_stretch(lake: Path
     assert Transition.objects.filter(from_state="pending", to_state="ok").count() > 3
 
 
+def test_a_level_flapping_faster_than_a_minute_never_holds_though_its_mean_does(
+    lake: Path,
+) -> None:
+    scenarios.load_fast_flapping_kv()
+    _rule("kv", "kv_usage", threshold=0.9, for_seconds=300)
+    _run(T0 + timedelta(minutes=1), T0 + timedelta(minutes=41))
+    assert _sent() == {}
+    assert not Transition.objects.exists()
+
+
 def test_two_workers_evaluating_the_same_minute_notify_once(lake: Path) -> None:
     scenarios.load_flapping_kv()
     _rule("kv", "kv_usage", threshold=0.95)
@@ -242,3 +252,13 @@ def test_a_disabled_rules_alerts_are_hidden_until_it_is_enabled_again(lake: Path
     engine.evaluate_rules(T0 + timedelta(minutes=50))  # not evaluated: nothing resolves
     AlertRule.objects.filter(pk=rule.pk).update(enabled=True)
     assert [s.state for s in engine.alert_states()] == ["firing"]
+
+
+def test_an_evaluation_as_of_an_earlier_time_leaves_newer_alerts_alone(lake: Path) -> None:
+    scenarios.load_flapping_kv()
+    _rule("kv", "kv_usage", threshold=0.95)
+    engine.evaluate_rules(T0 + timedelta(minutes=35))  # firing
+    engine.evaluate_rules(T0 + timedelta(minutes=20))  # a backfill of an earlier minute
+    state = AlertState.objects.get()
+    assert (state.state, state.evaluated_at) == ("firing", T0 + timedelta(minutes=35))
+    assert _sent() == {"firing": 1}
