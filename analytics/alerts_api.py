@@ -138,10 +138,10 @@ class RuleIn(Schema):
     kind: str
     scope: dict[str, Any] = {}
     threshold: float | None = None
-    for_: str | None = Field(None, alias="for")  # a duration; default 0
+    for_: str | float | None = Field(None, alias="for")  # a duration or seconds; default 0
     channels: list[int] = []
     params: dict[str, Any] = {}
-    repeat: str | None = None  # reminder interval; "0" or "never" for none; default 4h
+    repeat: str | float | None = None  # reminders: a duration or seconds; 0 or "never": none
     enabled: bool = True
 
 
@@ -161,9 +161,15 @@ class RuleOut(Schema):
 _NEVER = re.compile(r"^\s*(0|never|none)\s*$", re.IGNORECASE)
 
 
-def read_seconds(text: str | None, name: str, default: int) -> int:
+def read_seconds(text: str | float | None, name: str, default: int) -> int:
+    """A duration as the API takes it: `5m`, `1h`, or a number of seconds (0 or `never`
+    for none)."""
     if text is None or text == "":
         return default
+    if isinstance(text, int | float):
+        if not 0 <= text < 10**9:
+            raise ParameterError(f"{name} must be a duration like 5m or seconds, got {text!r}")
+        return int(text)
     if _NEVER.match(text):
         return 0
     return int(parse_duration(text, name=name).total_seconds())

@@ -6,7 +6,7 @@ behind it, a one-line summary, and when the data says the condition began to hol
 The state machine (ok -> pending -> firing -> resolved, `for`, notifications) is
 analytics.alerts.engine's; rules only answer "is it true now, and since when".
 
-Kinds, thresholds and params (durations are strings like `5m`):
+Kinds, thresholds and params (durations are strings like `5m`, or numbers of seconds):
 - preemption_rate: threshold preemptions per second over `window` (default 5m), per
   instance; counters are reset-adjusted at load, so a restart is never a burst.
 - kv_usage: threshold a fraction 0..1; true while every scrape's KV-cache usage (the
@@ -116,7 +116,12 @@ class Rule(ABC):
         """Read and check params (called once by __init__)."""
 
     def duration(self, name: str, default: str) -> timedelta:
+        """A duration param: `90s`, `5m`, `1h`, or a number of seconds."""
         raw = self.params.get(name, default)
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            if not math.isfinite(raw) or raw <= 0:
+                raise RuleError(f"params.{name} must be a positive duration, got {raw!r}")
+            return timedelta(seconds=raw)
         try:
             return parse_duration(str(raw), name=f"params.{name}")
         except ParameterError as exc:

@@ -139,3 +139,26 @@ def test_a_silence_is_created_for_a_rule(db: None, auth_headers: dict[str, str])
     silence = Silence.objects.get(pk=body["id"])
     assert (silence.rule, silence.subject) == (rule, "gpu-*")
     assert timedelta(minutes=119) < silence.ends_at - silence.starts_at < timedelta(minutes=121)
+
+
+def test_durations_may_be_numbers_of_seconds(db: None, auth_headers: dict[str, str]) -> None:
+    status, body = _post(
+        "/api/alert-rules",
+        {
+            "name": "stall",
+            "kind": "commit_stall",
+            "for": 120,
+            "repeat": 0,
+            "params": {"factor": 4, "floor": 300},
+        },
+        auth_headers,
+    )
+    assert status == 200
+    rule = AlertRule.objects.get(pk=body["id"])
+    assert (rule.for_seconds, rule.repeat_seconds) == (120, 0)
+    status, body = _post(
+        "/api/alert-rules",
+        {"name": "x", "kind": "commit_stall", "params": {"min_gap": -5}},
+        auth_headers,
+    )
+    assert status == 422 and "params.min_gap must be a positive duration" in body["detail"]
