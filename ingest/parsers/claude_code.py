@@ -30,7 +30,6 @@ without its session id or a valid timestamp, goes to quarantine.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,12 +65,14 @@ RAW_TEXT_LIMIT = 64 * 1024
 # the first occurrence before any `{` is the top-level key.
 _TYPE_KEY = b'"type":"'
 _TYPE_WITHIN = 2048  # bytes: the plain fields before it (paths, ids) fit; if not, parse
-_PARENT_TOOL_USE = re.compile(rb'"parentToolUseID":"([^"\\]+)"')
-_PARSED_TYPES = (b"assistant", b"user", b"system")
+_PARENT_TOOL_USE = b'"parentToolUseID":"'
+_PARSED_TYPES = frozenset((b"assistant", b"user", b"system"))
 # Line types only Claude Code writes: a file with none of them is not a transcript.
 CLAUDE_TYPES = frozenset(
     ("assistant", "user", "progress", "system", "summary", "file-history-snapshot")
 )
+_CLAUDE_TYPES_BYTES = frozenset(kind.encode() for kind in CLAUDE_TYPES)
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.isspace() counts as blank
 
 
 @dataclass
@@ -125,15 +126,21 @@ def parse_chunk(
     parsed.source = source
     parsed._chunk_open = base_offset > 0
     first_row = len(parsed.rows)
-    pieces = data.split(b"\n")
-    if data.endswith(b"\n"):
-        pieces.pop()
-    offset = base_offset
-    for line_no, line in enumerate(pieces, start=first_line_no):
-        at, offset = offset, offset + len(line) + 1
-        parsed.lines += 1
-        if not line or line.isspace() or _skip_unparsed(parsed, line):
+    # Lines are found in place and only those that must be decoded are copied out: most
+    # progress lines are skipped by their leading type (_skip_unparsed).
+    size = len(data)
+    line_no = first_line_no - 1
+    next_start = 0
+    while next_start < size:
+        start = next_start
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        next_start = end + 1
+        line_no += 1
+        if _blank(data, start, end) or _skip_unparsed(parsed, data, start, end):
             continue
+        at = base_offset + start
+        line = data[start:end]
         try:
             doc = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -158,33 +165,60 @@ def parse_chunk(
                 parsed.skipped[str(kind)] += 1
         except Reject as exc:
             _reject(parsed, line_no, at, line, f"{kind} line: {exc}")
+    parsed.lines += max(line_no - first_line_no + 1, 1)  # b"" is one empty line
     for row in parsed.rows.rows[first_row:]:
         row["source"] = source
     return parsed
 
 
-def _skip_unparsed(parsed: ParsedTranscript, data: bytes) -> bool:
-    """True for a line that can be skipped by its leading type alone."""
-    at = data.find(_TYPE_KEY, 0, _TYPE_WITHIN)
-    if at < 0 or data.find(b"{", 1, at) >= 0:
+def _blank(data: bytes, start: int, end: int) -> bool:
+    """data[start:end].isspace() or empty, without copying a line that starts otherwise."""
+    return start == end or (data[start] in _SPACE and data[start:end].isspace())
+
+
+def _skip_unparsed(parsed: ParsedTranscript, data: bytes, start: int, end: int) -> bool:
+    """True for the line data[start:end] when it can be skipped by its leading type alone."""
+    # A `{` before the first type key means it may be a nested object's: parse the line.
+    # Looking for the (one-byte, fast) brace first bounds the search for the key.
+    within = min(start + _TYPE_WITHIN, end)
+    brace = data.find(b"{", start + 1, within)
+    at = data.find(_TYPE_KEY, start, brace if brace >= 0 else within)
+    if at < 0:
         return False  # parse it: the rules below decide
-    start = at + len(_TYPE_KEY)
-    kind = data[start : data.find(b'"', start)]
+    at += len(_TYPE_KEY)
+    close = data.find(b'"', at, end)
+    kind = data[at : close if close >= 0 else end - 1]
     if kind in _PARSED_TYPES:
         return False
-    if kind.decode(errors="replace") in CLAUDE_TYPES:
+    if kind in _CLAUDE_TYPES_BYTES:
         parsed.recognized.add(parsed.source or "")
     if kind == b"progress":
-        if b'"agent_progress"' not in data:
+        if data.find(b'"agent_progress"', start, end) < 0:
             parsed.skipped["progress (other)"] += 1
             return True
-        use = _PARENT_TOOL_USE.search(data)
-        if use is None or use[1].decode() not in parsed.linked_uses:
+        use = _parent_tool_use(data, start, end)
+        if use is None or use.decode() not in parsed.linked_uses:
             return False
         parsed.skipped["progress (agent_progress)"] += 1
         return True
     parsed.skipped[kind.decode()] += 1
     return True
+
+
+def _parent_tool_use(data: bytes, start: int, end: int) -> bytes | None:
+    """In the line data[start:end], the first `"parentToolUseID":"<value>"` whose value is
+    not empty and holds no backslash (an escape), found with bytes.find: a regex scans
+    these long lines slowly."""
+    at = data.find(_PARENT_TOOL_USE, start, end)
+    while at >= 0:
+        value = at + len(_PARENT_TOOL_USE)
+        close = data.find(b'"', value, end)
+        if close < 0:
+            return None
+        if close > value and data.find(b"\\", value, close) < 0:
+            return data[value:close]
+        at = data.find(_PARENT_TOOL_USE, at + 1, end)
+    return None
 
 
 def _reject(parsed: ParsedTranscript, line_no: int, offset: int, line: bytes, reason: str) -> None:

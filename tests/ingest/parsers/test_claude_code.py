@@ -1,7 +1,11 @@
 """Claude Code transcript lines -> events: one call per response, usage only from top-level
 assistant lines, tool calls and results, subagent links, skipped and rejected lines."""
 
+import re
+from pathlib import Path
+
 import orjson
+import pytest
 
 from ingest.parsers import claude_code as parser
 from ingest.parsers.claude_code_subagents import SubagentCall
@@ -166,3 +170,83 @@ def test_a_compaction_is_a_summary_and_an_api_error_an_error() -> None:
         ("summary", "compact:u1", None),
         ("error", "u2:api-error", "API Error: 529 overloaded"),
     ]
+
+
+# The parser skips most progress lines by their leading bytes, without decoding them. These
+# check that fast path against decoding every line, on every Claude Code fixture, read
+# whole, together, and a line per chunk (each chunk continuing a file).
+def parse_everything(*files: Path, per_line: bool = False) -> dict[str, object]:
+    parsed = parser.ParsedTranscript()
+    for path in files:
+        data = path.read_bytes()
+        if not per_line:
+            parser.parse_chunk(data, source=path.name, into=parsed)
+            continue
+        offset = 0
+        for line_no, line in enumerate(data.splitlines(keepends=True), start=1):
+            parser.parse_chunk(
+                line, source=path.name, first_line_no=line_no, base_offset=offset, into=parsed
+            )
+            offset += len(line)
+    return {
+        "rows": parsed.rows.rows,
+        "uses": parsed.uses,
+        "subagent_calls": parsed.subagent_calls,
+        "results": parsed.results,
+        "links": parsed.links,
+        "final_usages": parsed.final_usages,
+        "continued_calls": parsed.continued_calls,
+        "recognized": parsed.recognized,
+        "rejected": parsed.rejected,
+        "skipped_lines": sum(parsed.skipped.values()),  # named by type when decoded
+        "lines": parsed.lines,
+    }
+
+
+CLAUDE_FIXTURES = sorted(FIXTURES.glob("claude-code-*.jsonl"))
+
+
+@pytest.mark.parametrize("per_line", [False, True])
+@pytest.mark.parametrize(
+    "files",
+    [pytest.param([f], id=f.stem) for f in CLAUDE_FIXTURES]
+    + [pytest.param(CLAUDE_FIXTURES, id="together")],
+)
+def test_skipping_lines_by_their_leading_type_changes_nothing_decoding_them_would_find(
+    monkeypatch: pytest.MonkeyPatch, files: list[Path], per_line: bool
+) -> None:
+    fast = parse_everything(*files, per_line=per_line)
+    monkeypatch.setattr(parser, "_skip_unparsed", lambda *args: False)
+    assert parse_everything(*files, per_line=per_line) == fast
+    assert fast["rows"]
+
+
+def test_lines_are_cut_in_place_with_their_numbers_and_byte_offsets() -> None:
+    data = b'\n  \n{"type":"progress","data":{"type":"hook_progress"}}\r\n[1]\n{bad'
+    parsed = parser.parse_chunk(data, source="s.jsonl", first_line_no=10, base_offset=100)
+    assert parsed.lines == 5
+    assert parsed.skipped == {"progress (other)": 1}
+    assert parsed.rejected == {
+        "s.jsonl": [
+            (13, 157, "not a JSON object", "[1]"),
+            (14, 161, "not valid JSON", "{bad"),
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"progress","parentToolUseID":"toolu_1","x":1}',
+        b'{"parentToolUseID":"","parentToolUseID":"toolu_2"}',
+        b'{"parentToolUseID":"a\\"b","parentToolUseID":"toolu_3"}',
+        b'{"parentToolUseID":"toolu_4',
+        b'{"parentToolUseID":5}',
+        b'{"data":{"parentToolUseID":"inner"},"parentToolUseID":"outer"}',
+        b"{}",
+    ],
+)
+def test_the_parent_tool_use_is_read_as_the_pattern_reads_it(line: bytes) -> None:
+    match = re.search(rb'"parentToolUseID":"([^"\\]+)"', line)
+    expected = match[1] if match else None
+    assert parser._parent_tool_use(b"xx" + line + b"yy", 2, len(line) + 2) == expected
