@@ -98,7 +98,8 @@ def read_chunks(
         position = offset
         carry = b""
         while True:
-            block = handle.read(chunk_bytes)
+            want = chunk_bytes if log.compressed else _unread(handle, position + len(carry))
+            block = handle.read(min(want, chunk_bytes))
             if not block:
                 break
             block = carry + block
@@ -111,6 +112,14 @@ def read_chunks(
             position += cut
         if carry and log.compressed:
             yield Chunk(carry + b"\n", position, position + len(carry))
+
+
+def _unread(handle: BinaryIO, consumed: int) -> int:
+    """Bytes of a plain file after `consumed`, as it is now (lines may have been written
+    since it was opened). A read of n bytes allocates n first: asking each small
+    transcript for a whole 64 MB chunk, and once more to find its end, cost more than the
+    reading itself."""
+    return max(os.fstat(handle.fileno()).st_size - consumed, 0)
 
 
 def _skip(handle: BinaryIO, count: int) -> None:
