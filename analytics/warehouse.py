@@ -93,6 +93,19 @@ def _link_extensions() -> dict[str, Path]:
     return paths
 
 
+def _needed_extensions(url: str, data_path: str) -> set[str]:
+    """The extensions this warehouse's catalog and data path use: each LOAD costs 0.1 to
+    0.3 s of CPU at every start-up (a command, a worker), so the others are not loaded."""
+    needed = {"ducklake"}
+    if url.startswith("ducklake:postgres:"):
+        needed.add("postgres_scanner")
+    else:
+        needed.add("sqlite_scanner")
+    if data_path.startswith("s3://"):
+        needed.add("httpfs")
+    return needed
+
+
 def _sqlite_catalog_path(url: str) -> Path | None:
     prefix = "ducklake:sqlite:"
     return Path(url[len(prefix) :]) if url.startswith(prefix) else None
@@ -124,11 +137,13 @@ def _open_database() -> duckdb.DuckDBPyConnection:
         config["threads"] = settings.FLEETSCOPE_DUCKDB_THREADS
     con = duckdb.connect(":memory:", config=config)
     try:
-        for path in _link_extensions().values():
-            con.execute(f"LOAD '{path}'")
-        con.execute("SET TimeZone = 'UTC'")
         url = settings.FLEETSCOPE_WAREHOUSE
         data_path = settings.FLEETSCOPE_WAREHOUSE_DATA
+        needed = _needed_extensions(url, data_path)
+        for name, path in _link_extensions().items():
+            if name in needed:
+                con.execute(f"LOAD '{path}'")
+        con.execute("SET TimeZone = 'UTC'")
         catalog_file = _sqlite_catalog_path(url)
         if catalog_file is not None:
             _prepare_sqlite_catalog(catalog_file)

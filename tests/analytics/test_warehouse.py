@@ -35,6 +35,13 @@ def test_the_embedded_catalog_is_sqlite_in_wal_mode(lake: Path) -> None:
     assert warehouse.is_embedded()
 
 
+def test_a_local_warehouse_loads_only_the_extensions_it_uses(lake: Path) -> None:
+    rows = warehouse.fetch_all("SELECT extension_name FROM duckdb_extensions() WHERE loaded")
+    loaded = {r["extension_name"] for r in rows}
+    assert {"ducklake", "sqlite_scanner"} <= loaded
+    assert not loaded & {"postgres_scanner", "httpfs"}
+
+
 def test_migrations_are_applied_once(lake: Path) -> None:
     assert warehouse.migrate() == []
     versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")
