@@ -7,6 +7,7 @@ not a failure); a one-line reason on stderr and exit 1 when it could not run.
 
 from __future__ import annotations
 
+import gc
 import sys
 from argparse import ArgumentParser
 from collections.abc import Callable
@@ -103,6 +104,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         _, runner = SOURCES[options["source"]]
+        # What start-up loaded (Django, the apps, numpy/scipy) lives until exit: frozen, the
+        # collector's full passes stop walking it (0.3 s of CPU per 256 MB of Claude Code
+        # transcripts, measured).
+        gc.freeze()
         try:
             summary = runner(options)
         except (SourceError, WarehouseError, ValueError) as exc:
