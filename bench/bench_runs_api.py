@@ -1,9 +1,9 @@
 """Runs API latency with 10 million events in the warehouse (median of 20 per endpoint).
 
 Events are generated in bulk inside DuckDB (INSERT ... SELECT over range()), one
-transaction per run as an ingest of that run's logs would write them: 20 runs of 500,000
-events (FLEETSCOPE_BENCH_RUN_EVENTS to change), with spawns, llm and tool calls, commits
-(some re-logged), pushes and errors. Requests go through Django and django-ninja with a
+transaction per run as an ingest of that run's logs would write them, with the run totals
+(ingest/pipelines/run_rollups.py): 20 runs of 500,000 events (FLEETSCOPE_BENCH_RUN_EVENTS
+to change), with spawns, llm and tool calls, commits (some re-logged), pushes and errors. Requests go through Django and django-ninja with a
 Bearer token, as a script's would.
 """
 
@@ -20,6 +20,7 @@ from django.test import Client
 
 from analytics import warehouse
 from dashboard.models import ApiToken
+from ingest.pipelines import run_rollups
 
 RUNS = int(os.environ.get("FLEETSCOPE_BENCH_RUNS", "20"))
 EVENTS_PER_RUN = int(os.environ.get("FLEETSCOPE_BENCH_RUN_EVENTS", "500000"))
@@ -51,7 +52,7 @@ SELECT $run,
        CASE WHEN i % 9 IN (4, 5, 6) THEN 'cargo build' END,
        CASE WHEN i % 9 IN (4, 5, 6) THEN i % 13 <> 0 END,
        CASE WHEN i % 9 = 0 THEN md5($run || i) WHEN i % 873 = 1 THEN md5($run || (i - 1)) END,
-       'agent-events', 'bench/' || $run || '.jsonl', i + 1, now()
+       'agent-events', 'bench/' || $run || '.jsonl', i + 1, $stamp
 FROM range($n) AS t(i)
 """
 
@@ -71,7 +72,7 @@ def _load() -> None:
         params = {"run": f"bench-run-{index:02d}", "n": EVENTS_PER_RUN}
 
         def insert(cur: duckdb.DuckDBPyConnection, params: dict[str, object] = params) -> None:
-            cur.execute(INSERT_RUN_SQL, params)
+            run_rollups.insert_events(cur, INSERT_RUN_SQL, lambda stamp: {**params, "stamp": stamp})
 
         warehouse.write(insert)
     row = warehouse.fetch_one("SELECT count(*) AS n FROM events")

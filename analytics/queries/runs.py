@@ -76,48 +76,25 @@ ORDER BY events DESC, kind
 
 RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
 
-# Totals per run. Commit events are deduplicated by sha (the first logged instance stays,
-# and its `ok` decides whether it landed or failed); every other event counts as logged.
+# Totals per run, kept at ingest by ingest/pipelines/run_rollups.py as rows to add up
+# (commits deduplicated by sha: the first logged instance stays, and its `ok` decides
+# whether it landed or failed; every other event counts as logged).
 RUNS_SQL = """
-WITH commit_rows AS (
-    SELECT run, ok FROM events
-    WHERE event = 'commit' AND commit_sha IS NOT NULL
-    QUALIFY row_number() OVER (
-        PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
-    UNION ALL
-    SELECT run, ok FROM events WHERE event = 'commit' AND commit_sha IS NULL
-),
-commit_stats AS (
+WITH totals AS (
     SELECT run,
-           count(*) AS logged,
-           count(*) FILTER (WHERE ok IS DISTINCT FROM false) AS commits,
-           count(*) FILTER (WHERE ok = false) AS failed
-    FROM commit_rows
-    GROUP BY run
-),
-totals AS (
-    SELECT run,
-           min(ts) AS first_ts,
-           max(ts) AS last_ts,
-           count(DISTINCT agent) AS agents,
-           count(*) FILTER (WHERE event <> 'commit') AS other_events,
-           count(*) FILTER (
-               WHERE event = 'error'
-                  OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
-           ) AS other_errors,
-           coalesce(sum(input_tokens), 0) AS input_tokens,
-           coalesce(sum(output_tokens), 0) AS output_tokens,
+           min(first_ts) AS first_ts,
+           max(last_ts) AS last_ts,
+           sum(agents)::BIGINT AS agents,
+           sum(events)::BIGINT AS events,
+           sum(commits)::BIGINT AS commits,
+           sum(errors)::BIGINT AS errors,
+           sum(input_tokens)::BIGINT AS input_tokens,
+           sum(output_tokens)::BIGINT AS output_tokens,
            min(source_kind) AS source_kind
-    FROM events
+    FROM run_rollups
     GROUP BY run
 )
-SELECT t.run, t.first_ts, t.last_ts, t.agents,
-       t.other_events + coalesce(c.logged, 0) AS events,
-       coalesce(c.commits, 0) AS commits,
-       t.other_errors + coalesce(c.failed, 0) AS errors,
-       t.input_tokens, t.output_tokens, t.source_kind
-FROM totals AS t LEFT JOIN commit_stats AS c USING (run)
-ORDER BY t.last_ts DESC, t.run
+SELECT * FROM totals ORDER BY last_ts DESC, run
 """
 
 RUN_RANGE_SQL = """

@@ -1,5 +1,6 @@
 """Loading the log adapters' event batches (Claude Code, Codex, git) into `events`, each
-event once, and the per-file parser state a transcript needs to resume mid-file.
+event once (through ingest/pipelines/run_rollups.py, which keeps the run totals), and the
+per-file parser state a transcript needs to resume mid-file.
 
 Owns the SQL that skips events already stored, looks stored events up by id and keeps
 source states; must not parse any log format (the parsers fill EventRows).
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 
 from analytics import warehouse
 from ingest.parsers.event_rows import COLUMNS
+from ingest.pipelines import run_rollups
 from ingest.pipelines.loading import now_utc
 
 
@@ -69,7 +71,7 @@ def insert_new(
     dedup: Dedup,
 ) -> int:
     """Insert the batch's events that are not stored yet (the first of repeated ids in
-    the batch wins); returns how many were inserted."""
+    the batch wins), folded into the run totals; returns how many were inserted."""
     if rows.num_rows == 0:
         return 0
     repeats = _repeats_an_id(rows)
@@ -79,12 +81,11 @@ def insert_new(
         sql = INSERT_KIND_SCOPED_SQL if repeats else INSERT_DISTINCT_KIND_SCOPED_SQL
     cur.register("adapter_batch", rows)
     try:
-        row = cur.execute(
-            sql, {"source_kind": source_kind, "source": source, "now": now_utc()}
-        ).fetchone()
+        return run_rollups.insert_events(
+            cur, sql, lambda stamp: {"source_kind": source_kind, "source": source, "now": stamp}
+        )
     finally:
         cur.unregister("adapter_batch")
-    return int(row[0]) if row else 0
 
 
 def _repeats_an_id(rows: pa.Table) -> bool:
@@ -126,6 +127,10 @@ UPDATE events SET ok = o.ok, duration_ms = o.duration_ms
 FROM tool_outcomes AS o
 WHERE events.source_kind = ? AND events.event = 'tool_call' AND events.id = o.id
 """
+# The rows each UPDATE may change, for run_rollups.update_events to count before and after.
+TOOL_CALLS_SCOPE = (
+    "source_kind = ? AND event = 'tool_call' AND id IN (SELECT id FROM tool_outcomes)"
+)
 
 # `llm_outputs(id, output_tokens)`: a later line of a stored call reported more output
 # (Claude Code repeats a response's usage on each content block as it streams).
@@ -135,6 +140,7 @@ FROM llm_outputs AS o
 WHERE events.source_kind = ? AND events.event = 'llm_call' AND events.id = o.id
   AND coalesce(events.output_tokens, -1) < o.output_tokens
 """
+LLM_OUTPUTS_SCOPE = "source_kind = ? AND event = 'llm_call' AND id IN (SELECT id FROM llm_outputs)"
 
 
 def update_tool_calls(
@@ -151,7 +157,7 @@ def update_tool_calls(
     )
     cur.register("tool_outcomes", table)
     try:
-        cur.execute(UPDATE_TOOL_CALLS_SQL, [source_kind])
+        run_rollups.update_events(cur, UPDATE_TOOL_CALLS_SQL, TOOL_CALLS_SCOPE, [source_kind])
     finally:
         cur.unregister("tool_outcomes")
 
@@ -169,7 +175,7 @@ def update_llm_outputs(
     )
     cur.register("llm_outputs", table)
     try:
-        cur.execute(UPDATE_LLM_OUTPUTS_SQL, [source_kind])
+        run_rollups.update_events(cur, UPDATE_LLM_OUTPUTS_SQL, LLM_OUTPUTS_SCOPE, [source_kind])
     finally:
         cur.unregister("llm_outputs")
 

@@ -3,7 +3,8 @@
 Owns the read position of every agent-event file: each chunk of whole lines is loaded in
 one warehouse transaction together with the position after it, so a crash mid-file
 loses and duplicates nothing, a re-run reads nothing twice, and a file that grew is read
-from where it stopped. Events re-sent with the same run + id are stored once.
+from where it stopped. Events re-sent with the same run + id are stored once, and the
+run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tqdm import tqdm
 
 from analytics import warehouse
 from ingest.parsers import agent_events as parser
+from ingest.pipelines import run_rollups
 from ingest.pipelines.line_files import resume_from
 from ingest.pipelines.loading import (
     IngestSummary,
@@ -30,7 +32,6 @@ from ingest.pipelines.loading import (
     PositionMoved,
     advance_position,
     insert_quarantine,
-    now_utc,
     read_position,
     read_positions,
 )
@@ -178,8 +179,9 @@ def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) 
             sql = (
                 INSERT_EVENTS_FIRST_OF_ID_SQL if _repeats_an_id(chunk.events) else INSERT_EVENTS_SQL
             )
-            row = cur.execute(sql, [SOURCE_KIND, source, now_utc()]).fetchone()
-            accepted = int(row[0]) if row else 0
+            accepted = run_rollups.insert_events(
+                cur, sql, lambda stamp: [SOURCE_KIND, source, stamp]
+            )
         finally:
             cur.unregister("event_batch")
     quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)

@@ -23,7 +23,7 @@ from analytics import warehouse
 from ingest.parsers import claude_code as parser
 from ingest.parsers import claude_code_subagents as subagents
 from ingest.parsers.tool_calls import ToolUse, resolve_results
-from ingest.pipelines import transcript_files
+from ingest.pipelines import run_rollups, transcript_files
 from ingest.pipelines.adapter_loading import (
     Dedup,
     insert_new,
@@ -63,6 +63,9 @@ WHERE events.source_kind = $source_kind AND events.event = 'llm_call'
   AND events.cache_write_tokens = f.cache_write_tokens
   AND events.output_tokens < f.output_tokens
 """
+CORRECTED_OUTPUTS_SCOPE = (
+    "source_kind = $source_kind AND event = 'llm_call' AND run IN (SELECT run FROM touched_runs)"
+)
 
 
 def run_claude_code(
@@ -204,6 +207,11 @@ def _correct_subagent_outputs(cur: duckdb.DuckDBPyConnection, runs: set[str]) ->
         return
     cur.register("touched_runs", pa.table({"run": pa.array(sorted(runs), pa.string())}))
     try:
-        cur.execute(CORRECT_SUBAGENT_OUTPUTS_SQL, {"source_kind": SOURCE_KIND})
+        run_rollups.update_events(
+            cur,
+            CORRECT_SUBAGENT_OUTPUTS_SQL,
+            CORRECTED_OUTPUTS_SCOPE,
+            {"source_kind": SOURCE_KIND},
+        )
     finally:
         cur.unregister("touched_runs")

@@ -11,6 +11,7 @@ from django.test import Client
 from analytics import warehouse
 from ingest.models import ModelConfig
 from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines import run_rollups
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from tests.vllm_text import EngineState, v1_text
 
@@ -113,10 +114,15 @@ def test_model_config_form_needs_csrf_and_saves(user: object, scraped: None) -> 
 def _insert_commits(run: str, minutes: list[int]) -> None:
     def work(cur: duckdb.DuckDBPyConnection) -> None:
         for i, minute in enumerate(minutes):
-            cur.execute(
+
+            def bind(stamp: datetime, i: int = i, minute: int = minute) -> list[object]:
+                return [run, T0 + timedelta(minutes=minute), f"sha{i}", stamp]
+
+            run_rollups.insert_events(
+                cur,
                 "INSERT INTO events (run, agent, ts, event, ok, commit_sha, source_kind, source,"
-                " ingested_at) VALUES (?, 'a1', ?, 'commit', true, ?, 'test', 'test', now())",
-                [run, T0 + timedelta(minutes=minute), f"sha{i}"],
+                " ingested_at) VALUES (?, 'a1', ?, 'commit', true, ?, 'test', 'test', ?)",
+                bind,
             )
 
     warehouse.write(work)

@@ -1,0 +1,262 @@
+"""Per-run totals kept in step with `events`: run_rollups, and the run_agents and
+run_commits they are counted from.
+
+Every change to `events` goes through this module, inside the writer's transaction:
+insert_events() runs a pipeline's INSERT stamped with an ingested_at no stored row has,
+reads the rows with that stamp back and appends what they add to each run's totals;
+update_events() runs an UPDATE of stored events and appends the difference it made. A
+run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
+last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
+figures are exactly what aggregating every event gives, per
+../shared/contract/agent-events.md: a commit sha counts once per run, at its first
+logging (by ts, source, source_line), and that logging's `ok` decides whether it landed
+or failed; commits without a sha each count; errors are error events plus failed
+attempts. Rows stored before these tables existed are rolled up by migration 2
+(analytics/schema/events.py).
+
+Must not decide which events are new (the callers' INSERTs do) nor parse any format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import duckdb
+import pyarrow.compute as pc
+
+from ingest.pipelines.loading import now_utc
+
+Params = Sequence[Any] | dict[str, Any]
+
+# Appending costs a batch about 10 ms where a DuckLake UPDATE or MERGE costs 30 or more
+# (measured); once run_rollups holds this many rows, they are folded into one per run.
+COMPACT_ROWS = 1000
+
+# One row per run: the same sums as GET /api/runs reads (analytics/queries/runs.py).
+_COMPACTED_SQL = """
+SELECT run, min(first_ts) AS first_ts, max(last_ts) AS last_ts, sum(agents) AS agents,
+       sum(events) AS events, sum(commits) AS commits, sum(errors) AS errors,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       min(source_kind) AS source_kind
+FROM run_rollups
+GROUP BY run
+"""
+
+_STAMP_USED = "SELECT count(*) FROM events WHERE ingested_at = ?"
+
+# The rows one insert_events() call stored: no other row has their stamp.
+_BATCH_SQL = """
+SELECT run, agent, ts, event, ok, commit_sha, source, source_line, input_tokens,
+       output_tokens, source_kind
+FROM events
+WHERE ingested_at = ?
+"""
+
+# The batch's first logging of each (run, sha) that is now the first logging of all: the
+# sha is new to the run, or this logging sorts before the stored one by (ts, source,
+# source_line), a missing source_line last as ORDER BY puts it. A full tie keeps the
+# stored one. `replaces` marks a stored first logging to take back.
+_FIRSTS_SQL = """
+WITH firsts AS (
+    SELECT run, commit_sha, ts, source, source_line, ok FROM batch_events
+    WHERE event = 'commit' AND commit_sha IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
+)
+SELECT l.run, l.commit_sha, l.ts, l.source, l.source_line, l.ok,
+       s.run IS NOT NULL AS replaces, s.ok AS replaced_ok
+FROM firsts AS l
+LEFT JOIN run_commits AS s ON s.run = l.run AND s.commit_sha = l.commit_sha
+WHERE s.run IS NULL
+   OR l.ts < s.ts
+   OR (l.ts = s.ts AND l.source < s.source)
+   OR (l.ts = s.ts AND l.source = s.source
+       AND (l.source_line < s.source_line
+            OR (l.source_line IS NOT NULL AND s.source_line IS NULL)))
+"""
+
+_DELETE_REPLACED_FIRSTS = """
+DELETE FROM run_commits
+WHERE EXISTS (
+    SELECT 1 FROM batch_firsts AS f
+    WHERE f.replaces AND f.run = run_commits.run AND f.commit_sha = run_commits.commit_sha)
+"""
+
+_INSERT_FIRSTS = """
+INSERT INTO run_commits (run, commit_sha, ts, source, source_line, ok)
+SELECT run, commit_sha, ts, source, source_line, ok FROM batch_firsts
+"""
+
+_NEW_AGENTS_SQL = """
+SELECT DISTINCT run, agent FROM batch_events
+EXCEPT
+SELECT run, agent FROM run_agents
+"""
+
+_INSERT_AGENTS = "INSERT INTO run_agents (run, agent) SELECT run, agent FROM batch_agents"
+
+_TOTALS_COLUMNS = """run, first_ts, last_ts, agents, events, commits, errors, input_tokens,
+    output_tokens, source_kind"""
+
+# What the batch adds to each run it touches. Commits with a sha count through
+# batch_firsts (a replaced first logging takes its own figures back); every other event
+# counts as logged.
+_APPEND_TOTALS = f"""
+INSERT INTO run_rollups ({_TOTALS_COLUMNS})
+WITH logged AS (
+    SELECT run,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts,
+           count(*) FILTER (WHERE event <> 'commit' OR commit_sha IS NULL) AS events,
+           count(*) FILTER (
+               WHERE event = 'commit' AND commit_sha IS NULL AND ok IS DISTINCT FROM false
+           ) AS commits,
+           count(*) FILTER (
+               WHERE event = 'error'
+                  OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
+                  OR (event = 'commit' AND commit_sha IS NULL AND ok = false)
+           ) AS errors,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           min(source_kind) AS source_kind
+    FROM batch_events
+    GROUP BY run
+),
+firsts AS (
+    SELECT run,
+           count(*) FILTER (WHERE NOT replaces) AS events,
+           count(*) FILTER (WHERE ok IS DISTINCT FROM false)
+             - count(*) FILTER (WHERE replaces AND replaced_ok IS DISTINCT FROM false)
+             AS commits,
+           count(*) FILTER (WHERE ok = false)
+             - count(*) FILTER (WHERE replaces AND replaced_ok = false) AS errors
+    FROM batch_firsts
+    GROUP BY run
+),
+agents AS (SELECT run, count(*) AS agents FROM batch_agents GROUP BY run)
+SELECT l.run, l.first_ts, l.last_ts,
+       coalesce(a.agents, 0),
+       l.events + coalesce(f.events, 0),
+       l.commits + coalesce(f.commits, 0),
+       l.errors + coalesce(f.errors, 0),
+       l.input_tokens, l.output_tokens, l.source_kind
+FROM logged AS l
+LEFT JOIN firsts AS f USING (run)
+LEFT JOIN agents AS a USING (run)
+"""
+
+
+class RollupError(ValueError):
+    """A change to events that the run totals cannot follow."""
+
+
+def insert_events(
+    cur: duckdb.DuckDBPyConnection, insert_sql: str, bind: Callable[[datetime], Params]
+) -> int:
+    """Run `insert_sql` (an INSERT INTO events, bound with `bind(stamp)`, that stores
+    `stamp` as the ingested_at of every row it inserts) and add the rows it inserted to
+    the run totals; returns how many it inserted."""
+    stamp = now_utc()
+    while _scalar(cur, _STAMP_USED, [stamp]):
+        stamp += timedelta(microseconds=1)
+    inserted = _scalar(cur, insert_sql, bind(stamp))
+    if not inserted:
+        return 0
+    batch = cur.execute(_BATCH_SQL, [stamp]).to_arrow_table()
+    if batch.num_rows != inserted:
+        raise RollupError(f"{inserted} events inserted, {batch.num_rows} stamped {stamp}")
+    cur.register("batch_events", batch)
+    try:
+        firsts = cur.execute(_FIRSTS_SQL).to_arrow_table()
+        agents = cur.execute(_NEW_AGENTS_SQL).to_arrow_table()
+        cur.register("batch_firsts", firsts)
+        cur.register("batch_agents", agents)
+        try:
+            if firsts.num_rows:
+                if pc.any(firsts.column("replaces")).as_py():
+                    cur.execute(_DELETE_REPLACED_FIRSTS)
+                cur.execute(_INSERT_FIRSTS)
+            if agents.num_rows:
+                cur.execute(_INSERT_AGENTS)
+            cur.execute(_APPEND_TOTALS)
+        finally:
+            cur.unregister("batch_firsts")
+            cur.unregister("batch_agents")
+    finally:
+        cur.unregister("batch_events")
+    _compact_if_long(cur)
+    return inserted
+
+
+def _scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: Params) -> int:
+    row = cur.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _compact_if_long(cur: duckdb.DuckDBPyConnection) -> None:
+    if _scalar(cur, "SELECT count(*) FROM run_rollups", []) < COMPACT_ROWS:
+        return
+    totals = cur.execute(_COMPACTED_SQL).to_arrow_table()
+    cur.register("compacted_totals", totals)
+    try:
+        cur.execute("DELETE FROM run_rollups")
+        cur.execute(
+            f"INSERT INTO run_rollups ({_TOTALS_COLUMNS}) "
+            f"SELECT {_TOTALS_COLUMNS} FROM compacted_totals"
+        )
+    finally:
+        cur.unregister("compacted_totals")
+
+
+# What the rows an UPDATE may change add to their runs' totals, counted before and after.
+_SCOPE_FIGURES = """
+SELECT run,
+       count(*) FILTER (WHERE event = 'commit') AS commit_events,
+       count(*) FILTER (
+           WHERE event = 'error' OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
+       ) AS errors,
+       coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
+       coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens
+FROM events
+WHERE {scope}
+GROUP BY run
+"""
+
+# The difference as a row per run that adds no event, agent or time.
+_APPEND_UPDATE = f"""
+INSERT INTO run_rollups ({_TOTALS_COLUMNS})
+SELECT run, NULL, NULL, 0, 0, 0, sum(errors), sum(input_tokens), sum(output_tokens), NULL
+FROM (
+    SELECT run, errors, input_tokens, output_tokens FROM scope_after
+    UNION ALL
+    SELECT run, -errors, -input_tokens, -output_tokens FROM scope_before
+)
+GROUP BY run
+HAVING sum(errors) <> 0 OR sum(input_tokens) <> 0 OR sum(output_tokens) <> 0
+"""
+
+
+def update_events(
+    cur: duckdb.DuckDBPyConnection, update_sql: str, scope: str, params: Params
+) -> None:
+    """Run `update_sql` (an UPDATE of events, bound with `params`) and add what it
+    changed to the run totals. `scope` is a condition on events (same parameters) that
+    holds for every row the UPDATE may change; the rows must not be commits, and the
+    UPDATE may change only `ok`, `input_tokens`, `output_tokens` and columns the totals
+    do not read."""
+    figures = _SCOPE_FIGURES.format(scope=scope)
+    before = cur.execute(figures, params).to_arrow_table()
+    if pc.sum(before.column("commit_events")).as_py():
+        raise RollupError("an UPDATE of events must not touch commits (their first logging)")
+    cur.execute(update_sql, params)
+    after = cur.execute(figures, params).to_arrow_table()
+    cur.register("scope_before", before)
+    cur.register("scope_after", after)
+    try:
+        cur.execute(_APPEND_UPDATE)
+    finally:
+        cur.unregister("scope_before")
+        cur.unregister("scope_after")
+    _compact_if_long(cur)

@@ -1,0 +1,210 @@
+"""The run totals kept at ingest against the same figures aggregated from every stored
+event (EVERY_EVENT_SQL, the query GET /api/runs ran before the totals existed): after
+batches that re-log shas, replace a sha's first logging, fail commits and repeat ids,
+after the Claude Code updates of stored events, and after migrating an older lake."""
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+
+from analytics import warehouse
+from analytics.queries import runs
+from ingest.pipelines import run_rollups
+from ingest.pipelines.agent_events import ingest_body
+from ingest.pipelines.claude_code import run_claude_code
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.usefixtures("lake")
+
+REPO = Path(__file__).resolve().parents[3]
+CLAUDE_CODE = SHARED / "fixtures" / "agent-logs"
+
+EVERY_EVENT_SQL = """
+WITH commit_rows AS (
+    SELECT run, ok FROM events
+    WHERE event = 'commit' AND commit_sha IS NOT NULL
+    QUALIFY row_number() OVER (
+        PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
+    UNION ALL
+    SELECT run, ok FROM events WHERE event = 'commit' AND commit_sha IS NULL
+),
+commit_stats AS (
+    SELECT run,
+           count(*) AS logged,
+           count(*) FILTER (WHERE ok IS DISTINCT FROM false) AS commits,
+           count(*) FILTER (WHERE ok = false) AS failed
+    FROM commit_rows
+    GROUP BY run
+),
+totals AS (
+    SELECT run,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts,
+           count(DISTINCT agent) AS agents,
+           count(*) FILTER (WHERE event <> 'commit') AS other_events,
+           count(*) FILTER (
+               WHERE event = 'error'
+                  OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
+           ) AS other_errors,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           min(source_kind) AS source_kind
+    FROM events
+    GROUP BY run
+)
+SELECT t.run, t.first_ts, t.last_ts, t.agents,
+       t.other_events + coalesce(c.logged, 0) AS events,
+       coalesce(c.commits, 0) AS commits,
+       t.other_errors + coalesce(c.failed, 0) AS errors,
+       t.input_tokens, t.output_tokens, t.source_kind
+FROM totals AS t LEFT JOIN commit_stats AS c USING (run)
+ORDER BY t.last_ts DESC, t.run
+"""
+
+
+def every_event() -> list[dict[str, Any]]:
+    rows = warehouse.fetch_all(EVERY_EVENT_SQL)
+    for row in rows:
+        row["first_ts"] = row["first_ts"].astimezone(UTC)
+        row["last_ts"] = row["last_ts"].astimezone(UTC)
+    return rows
+
+
+def body(*events: dict[str, Any]) -> bytes:
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+def event(minute: int, agent: str, kind: str, run: str = "r1", **extra: Any) -> dict[str, Any]:
+    return {"ts": 1768384800 + minute * 60, "run": run, "agent": agent, "event": kind, **extra}
+
+
+BATCHES = [
+    body(
+        event(0, "root", "spawn", role="root_planner", id="e1"),
+        event(1, "w1", "llm_call", usage={"input_tokens": 100, "output_tokens": 40}),
+        event(2, "w1", "commit", commit={"sha": "a"}),
+        event(3, "w1", "commit", commit={"sha": "b"}, ok=False),  # a failed commit
+        event(4, "w1", "tool_call", ok=False),
+        event(5, "w1", "commit", commit={"files": 1}),  # no sha: counts every time
+        event(9, "x1", "commit", run="r2", commit={"sha": "a"}),  # the same sha, another run
+    ),
+    body(
+        event(0, "root", "spawn", role="root_planner", id="e1"),  # run + id stored: dropped
+        event(6, "w2", "commit", commit={"sha": "a"}, ok=False),  # re-logged later: no effect
+        event(7, "w2", "commit", commit={"sha": "c"}),
+        event(8, "w2", "error", error={"kind": "build"}),
+        event(8, "w2", "push", ok=False, id="p1"),
+        event(9, "w2", "push", ok=True, id="p1"),  # the same run + id in one batch: dropped
+        event(10, "w2", "commit", commit={"files": 2}, ok=False),
+    ),
+    body(
+        # c logged earlier than its stored first logging, failed: c now failed.
+        event(6, "w3", "commit", commit={"sha": "c"}, ok=False),
+        # b logged earlier again and landed: b now landed.
+        event(1, "w3", "commit", commit={"sha": "b"}),
+        event(11, "w1", "llm_call", usage={"input_tokens": 5, "output_tokens": 7}),
+        event(0, "x2", "spawn", run="r2"),  # an earlier first event for r2
+    ),
+]
+
+
+def test_batches_keep_the_totals_of_every_event() -> None:
+    summaries = [ingest_body(batch) for batch in BATCHES]
+    assert [s.duplicates for s in summaries] == [0, 2, 0]
+    listed = runs.list_runs()
+    assert listed == every_event()
+    r1 = next(r for r in listed if r["run"] == "r1")
+    assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (4, 11, 3, 5)
+    assert (r1["input_tokens"], r1["output_tokens"]) == (105, 47)
+
+
+def test_each_batch_alone_is_already_exact() -> None:
+    for batch in BATCHES:
+        ingest_body(batch)
+        assert runs.list_runs() == every_event()
+
+
+def test_rows_folded_into_one_per_run_keep_the_totals(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_rollups, "COMPACT_ROWS", 3)
+    for batch in BATCHES:
+        ingest_body(batch)
+        assert runs.list_runs() == every_event()
+    rows = warehouse.fetch_one("SELECT count(*) AS n FROM run_rollups")
+    assert rows == {"n": 2}  # folded each time they reached 3: one row per run
+
+
+def test_a_batch_stamped_like_a_stored_one_moves_its_stamp_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stamp = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr(run_rollups, "now_utc", lambda: stamp)
+    for batch in BATCHES:
+        ingest_body(batch)
+    assert runs.list_runs() == every_event()
+    stamps = warehouse.fetch_all("SELECT DISTINCT ingested_at FROM events ORDER BY 1")
+    assert [s["ingested_at"] for s in stamps] == [
+        stamp + timedelta(microseconds=n) for n in range(3)
+    ]
+
+
+def test_claude_code_results_and_outputs_settled_in_later_transactions() -> None:
+    start = CLAUDE_CODE / "claude-code-session-start-and-subagent-call.jsonl"
+    commit = CLAUDE_CODE / "claude-code-commit-and-tool-error.jsonl"
+    subagent = CLAUDE_CODE / "claude-code-subagent-agent-aac57f5.jsonl"
+    run_claude_code([str(subagent)], batch_bytes=20_000)
+    run_claude_code([str(commit), str(start)], batch_bytes=20_000)
+    (row,) = runs.list_runs()
+    assert [row] == every_event()
+    assert (row["errors"], row["output_tokens"]) == (1, 2191)
+
+
+def test_an_update_of_commits_is_refused() -> None:
+    ingest_body(BATCHES[0])
+
+    def update(cur: duckdb.DuckDBPyConnection) -> None:
+        run_rollups.update_events(
+            cur, "UPDATE events SET ok = true WHERE event = 'commit'", "event = 'commit'", []
+        )
+
+    with pytest.raises(run_rollups.RollupError):
+        warehouse.write(update)
+    assert runs.list_runs() == every_event()
+
+
+def test_a_lake_from_before_the_totals_is_rolled_up_by_its_migration() -> None:
+    for batch in BATCHES:
+        ingest_body(batch)
+
+    def back_to_version_1(cur: duckdb.DuckDBPyConnection) -> None:
+        for table in ("run_rollups", "run_agents", "run_commits"):
+            cur.execute(f"DROP TABLE {table}")
+        cur.execute("DELETE FROM schema_versions WHERE version = 2")
+
+    warehouse.write(back_to_version_1)
+    assert warehouse.migrate() == [2]
+    assert runs.list_runs() == every_event()
+    ingest_body(body(event(20, "w9", "commit", commit={"sha": "a"}, run="r3")))
+    assert runs.list_runs() == every_event()
+
+
+def test_every_writer_of_events_goes_through_run_rollups() -> None:
+    """A new writer of `events` must keep the totals (benchmarks seed throwaway lakes)."""
+    writes = re.compile(r"\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM|MERGE\s+INTO)\s+events\b", re.I)
+    writers = {
+        str(path.relative_to(REPO))
+        for folder in ("analytics", "ingest", "dashboard")
+        for path in (REPO / folder).rglob("*.py")
+        if writes.search(path.read_text())
+    }
+    # Each of these hands its statement to run_rollups.insert_events or update_events.
+    assert writers == {
+        "ingest/pipelines/run_rollups.py",
+        "ingest/pipelines/agent_events.py",
+        "ingest/pipelines/adapter_loading.py",
+        "ingest/pipelines/claude_code.py",
+    }
