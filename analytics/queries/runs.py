@@ -126,33 +126,47 @@ GROUP BY ALL
 """
 )
 
-# Consecutive commits and, for each gap, how many other events were logged inside it.
+# Consecutive commits at least min_gap apart and, for each gap, how many other events were
+# logged strictly inside it: each such event is matched (ASOF) to the last gap starting
+# before it and kept when it is also before that gap's end. Only events between the first
+# gap's start and the last gap's end are matched, so a run without stalls sorts nothing.
+# Gaps are compared in microseconds: subtracting TIMESTAMPTZs goes through the ICU
+# calendar, about 5 us a row. One row per gap, each with the run's last commit, first
+# and last event (for the current stall); one row with no gap when there is none.
 STALLS_SQL = (
     _RUN_EVENTS
     + """,
 commits AS (
-    SELECT ts, lag(ts) OVER (ORDER BY ts) AS previous
-    FROM run_events WHERE is_commit
+    SELECT ts, lag(ts) OVER (ORDER BY ts) AS previous FROM run_events WHERE is_commit
 ),
 gaps AS (
     SELECT previous AS gap_start, ts AS gap_end FROM commits
-    WHERE previous IS NOT NULL AND ts - previous >= to_seconds($min_gap)
+    WHERE previous IS NOT NULL
+      AND epoch_us(ts) - epoch_us(previous) >= ($min_gap * 1000000)::BIGINT
+),
+busy AS (
+    SELECT g.gap_start, g.gap_end, count(*) AS busy_events
+    FROM (
+        SELECT ts FROM run_events
+        WHERE NOT is_commit
+          AND ts > (SELECT min(gap_start) FROM gaps)
+          AND ts < (SELECT max(gap_end) FROM gaps)
+    ) AS e
+    ASOF JOIN gaps AS g ON e.ts > g.gap_start
+    WHERE e.ts < g.gap_end
+    GROUP BY g.gap_start, g.gap_end
+),
+ends AS (
+    SELECT max(ts) FILTER (WHERE is_commit) AS last_commit,
+           min(ts) AS first_event,
+           max(ts) AS last_event
+    FROM run_events
 )
-SELECT g.gap_start, g.gap_end,
-       (SELECT count(*) FROM run_events AS e
-        WHERE NOT e.is_commit AND e.ts > g.gap_start AND e.ts < g.gap_end) AS busy_events
-FROM gaps AS g
+SELECT g.gap_start, g.gap_end, coalesce(b.busy_events, 0) AS busy_events,
+       s.last_commit, s.first_event, s.last_event
+FROM ends AS s
+LEFT JOIN (gaps AS g LEFT JOIN busy AS b USING (gap_start, gap_end)) ON true
 ORDER BY g.gap_start
-"""
-)
-
-CURRENT_STALL_SQL = (
-    _RUN_EVENTS
-    + """
-SELECT max(ts) FILTER (WHERE is_commit) AS last_commit,
-       min(ts) AS first_event,
-       max(ts) AS last_event
-FROM run_events
 """
 )
 
@@ -338,6 +352,7 @@ def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dic
     event, when that is at least `min_gap` (a run measured by its own log, not the clock)."""
     ensure_run(run)
     params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
+    rows = warehouse.fetch_all(STALLS_SQL, params)
     found = [
         {
             "start": _utc(r["gap_start"]),
@@ -345,12 +360,12 @@ def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dic
             "minutes": (r["gap_end"] - r["gap_start"]).total_seconds() / 60,
             "busy_events": int(r["busy_events"]),
         }
-        for r in warehouse.fetch_all(STALLS_SQL, params)
-        if r["busy_events"] > 0
+        for r in rows
+        if r["gap_start"] is not None and r["busy_events"] > 0
     ]
-    row = warehouse.fetch_one(CURRENT_STALL_SQL, {"run": run, **window.params()})
+    row = rows[0]
     current = None
-    if row and row["last_event"] is not None:
+    if row["last_event"] is not None:
         since = row["last_commit"] or row["first_event"]
         idle = row["last_event"] - since
         if idle >= min_gap and row["last_event"] > since:

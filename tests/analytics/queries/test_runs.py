@@ -10,11 +10,13 @@ The run r1 (all times 2026-01-14, UTC):
   error event 10:03:30 (w1); push 10:05:30 (w1); stop 12:40 (w1)
 """
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import orjson
 import pytest
 
+from analytics import warehouse
 from analytics.errors import NotFoundError, ParameterError
 from analytics.queries import runs
 from ingest.pipelines.agent_events import ingest_body
@@ -156,6 +158,73 @@ def test_a_quiet_gap_is_not_a_stall() -> None:
         (at("11:10:00"), at("12:30:00"), 4),
         (at("12:30:00"), at("15:00:00"), 1),
     ]
+
+
+# How stalls were counted before the window query: a correlated count per gap, and the
+# run's ends in a second pass (the independent method the query is checked against).
+CORRELATED_STALLS_SQL = (
+    runs._RUN_EVENTS
+    + """,
+commits AS (
+    SELECT ts, lag(ts) OVER (ORDER BY ts) AS previous
+    FROM run_events WHERE is_commit
+),
+gaps AS (
+    SELECT previous AS gap_start, ts AS gap_end FROM commits
+    WHERE previous IS NOT NULL AND ts - previous >= to_seconds($min_gap)
+)
+SELECT g.gap_start, g.gap_end,
+       (SELECT count(*) FROM run_events AS e
+        WHERE NOT e.is_commit AND e.ts > g.gap_start AND e.ts < g.gap_end) AS busy_events
+FROM gaps AS g
+ORDER BY g.gap_start
+"""
+)
+RUN_ENDS_SQL = (
+    runs._RUN_EVENTS
+    + """
+SELECT max(ts) FILTER (WHERE is_commit) AS last_commit,
+       min(ts) AS first_event,
+       max(ts) AS last_event
+FROM run_events
+"""
+)
+
+
+def random_run(seed: int, events: int) -> bytes:
+    """Bursts of work and quiet spells on a minute grid (so events share instants with
+    commits), shas re-logged and failed, commits without a sha."""
+    rng = random.Random(seed)
+    lines, minute = [], 0
+    for i in range(events):
+        minute += rng.choice([0, 0, 1, 1, 2, 3, 5, 8, 13, 40, 90])
+        kind = rng.choice(["commit", "commit", "tool_call", "llm_call", "error", "push"])
+        doc: dict = {"ts": 1768384800 + minute * 60, "run": "random", "agent": f"w{i % 7}"}
+        doc["event"] = kind
+        if kind == "commit" and rng.random() < 0.9:
+            doc["commit"] = {"sha": f"s{rng.randrange(events // 3)}"}
+        if kind in ("commit", "tool_call", "push") and rng.random() < 0.3:
+            doc["ok"] = False
+        lines.append(orjson.dumps(doc) + b"\n")
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stalls_match_a_correlated_count_on_a_random_run(seed: int) -> None:
+    ingest_body(random_run(seed, 1500))
+    window = runs.TimeRange(at("14:00:00"), at("23:00:00") + timedelta(days=3))
+    for span in (runs.TimeRange(), window):
+        ends = warehouse.fetch_one(RUN_ENDS_SQL, {"run": "random", **span.params()})
+        for minutes in (1, 4, 30, 45, 120):
+            params = {"run": "random", "min_gap": minutes * 60.0, **span.params()}
+            expected = warehouse.fetch_all(CORRELATED_STALLS_SQL, params)
+            rows = warehouse.fetch_all(runs.STALLS_SQL, params)
+            gaps = [r for r in rows if r["gap_start"] is not None]
+            assert [(g["gap_start"], g["gap_end"], g["busy_events"]) for g in gaps] == [
+                (e["gap_start"], e["gap_end"], e["busy_events"]) for e in expected
+            ]
+            assert {k: rows[0][k] for k in ("last_commit", "first_event", "last_event")} == ends
+        assert len(expected) > 5  # the last min_gap (2 h) still finds gaps to compare
 
 
 def test_error_rate_per_hour() -> None:
