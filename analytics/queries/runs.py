@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scipy import stats
-
 from analytics import warehouse
 from analytics.errors import NotFoundError, ParameterError
 
@@ -336,6 +334,8 @@ def drift(points: list[dict[str, Any]]) -> dict[str, Any]:
     if len(set(rates)) == 1:
         result.update(slope_per_hour=0.0, p_value=1.0)
         return result
+    from scipy import stats  # here, not at the top: importing it costs every command ~1 s
+
     tau, p_value = stats.kendalltau(hours, rates)
     slope = stats.theilslopes(rates, hours).slope
     result["slope_per_hour"] = float(slope)

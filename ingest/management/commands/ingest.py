@@ -104,7 +104,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         _, runner = SOURCES[options["source"]]
-        # What start-up loaded (Django, the apps, numpy/scipy) lives until exit: frozen, the
+        # What start-up loaded (Django, the apps, numpy, pyarrow) lives until exit: frozen, the
         # collector's full passes stop walking it (0.3 s of CPU per 256 MB of Claude Code
         # transcripts, measured).
         gc.freeze()
