@@ -331,11 +331,12 @@ def _typed_reason() -> str:
     return "CASE " + " ".join(cases) + " END"
 
 
-# `typed_rows` (TYPED_SELECT of read_json plus line_no, byte_offset) -> the same shape as
-# FINALIZE_SQL's output.
-TYPED_FINALIZE_SQL = f"""
-WITH shaped AS (
-    SELECT *, regexp_matches(ts_raw, '{RFC3339}') AS ts_is_rfc3339 FROM typed_rows
+_TYPED_FINALIZE = f"""
+WITH typed AS (
+    SELECT {TYPED_SELECT} FROM {{source}}
+),
+shaped AS (
+    SELECT *, regexp_matches(ts_raw, '{RFC3339}') AS ts_is_rfc3339 FROM typed
 ),
 timed AS (
     SELECT *,
@@ -346,13 +347,19 @@ timed AS (
 checked AS (
     SELECT *, {_typed_reason()} AS final_reason FROM timed
 )
-SELECT line_no, byte_offset,
-       {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
+SELECT {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
        CASE WHEN starts_with(attrs_raw, '{{') THEN attrs_raw END AS attrs,
        CASE WHEN final_reason IS NULL THEN parsed_ts END AS ts,
        final_reason AS reason
 FROM checked
 """
+
+
+def typed_rows_sql(source: str) -> str:
+    """read_json's typed rows -> the shape of FINALIZE_SQL's output without line_no and
+    byte_offset (the pipeline adds them: the rows come in line order), in one statement.
+    `source` is the read_json call, with TYPED_READ_JSON_COLUMNS as its columns."""
+    return _TYPED_FINALIZE.replace("{source}", source)
 
 
 def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Table:
@@ -369,12 +376,12 @@ def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Tabl
     offsets[0] = 0
     offsets[1:] = newlines + 1
     count = len(newlines)
+    text = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+        text.validate(full=True)  # checks UTF-8 in place, where bytes.decode would copy
+    except pa.ArrowInvalid:
         text, raw_base64 = _split_mixed(data, offsets)
     else:
-        text = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
         raw_base64 = pa.nulls(count, pa.large_string())
     return pa.table(
         {

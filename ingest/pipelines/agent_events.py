@@ -10,7 +10,8 @@ run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -32,6 +33,7 @@ from ingest.pipelines.loading import (
     PositionMoved,
     advance_position,
     insert_quarantine,
+    now_utc,
     read_position,
     read_positions,
 )
@@ -45,34 +47,34 @@ CHUNK_BYTES = 16 * 1024 * 1024
 
 _COLUMNS = ", ".join(parser.EVENT_COLUMNS)
 
-# `event_batch` (validated rows) -> events. An id already stored for the run is a
-# duplicate. Within the batch, the first line of a run + id wins: the window that finds
-# it is costly, so it runs only when the batch repeats an id (_repeats_an_id).
-_INSERT_EVENTS = f"""
-INSERT INTO events ({_COLUMNS}, source_kind, source, source_line, ingested_at)
-SELECT {_COLUMNS}, ?, ?, line_no, ?
+# `event_batch` (validated rows) -> the temp table `new_events`: valid rows whose run + id
+# is not stored yet, stamped with their source. Within the batch, the first line of a
+# run + id wins: the window that finds it is costly, so it runs only when the batch
+# repeats an id (REPEATED_IDS_SQL).
+_NEW_EVENTS = f"""
+CREATE OR REPLACE TEMP TABLE new_events AS
+SELECT {_COLUMNS}, ? AS source_kind, ? AS source, line_no AS source_line, ? AS ingested_at
 FROM {{rows}} AS b
 WHERE b.id IS NULL
    OR NOT EXISTS (SELECT 1 FROM events AS e WHERE e.run = b.run AND e.id = b.id)
 """
-INSERT_EVENTS_SQL = _INSERT_EVENTS.format(rows="(SELECT * FROM event_batch WHERE reason IS NULL)")
-INSERT_EVENTS_FIRST_OF_ID_SQL = _INSERT_EVENTS.format(
+NEW_EVENTS_SQL = _NEW_EVENTS.format(rows="(SELECT * FROM event_batch WHERE reason IS NULL)")
+NEW_EVENTS_FIRST_OF_ID_SQL = _NEW_EVENTS.format(
     rows="""(
     SELECT * FROM event_batch
     WHERE reason IS NULL
     QUALIFY id IS NULL OR row_number() OVER (PARTITION BY run, id ORDER BY line_no) = 1
 )"""
 )
-
-
-def _repeats_an_id(events: pa.Table) -> bool:
-    valid = events.filter(
-        pc.and_(pc.is_null(events.column("reason")), pc.is_valid(events.column("id")))
-    )
-    if valid.num_rows == 0:
-        return False
-    distinct = valid.group_by(["run", "id"]).aggregate([]).num_rows
-    return bool(distinct < valid.num_rows)
+REPEATED_IDS_SQL = """
+SELECT count(*) FROM (
+    SELECT 1 FROM event_batch
+    WHERE reason IS NULL AND id IS NOT NULL
+    GROUP BY run, id
+    HAVING count(*) > 1
+    LIMIT 1
+)
+"""
 
 
 @dataclass
@@ -120,9 +122,10 @@ def _typed_path(cur: duckdb.DuckDBPyConnection, data: bytes, lines: pa.Table) ->
     try:
         # The path is ours (a temp file), never user input; read_json binds no file name.
         typed = cur.execute(
-            f"SELECT {parser.TYPED_SELECT} FROM read_json('{path}', "
-            "format = 'newline_delimited', records = true, "
-            f"columns = {parser.TYPED_READ_JSON_COLUMNS})"
+            parser.typed_rows_sql(
+                f"read_json('{path}', format = 'newline_delimited', records = true, "
+                f"columns = {parser.TYPED_READ_JSON_COLUMNS})"
+            )
         ).to_arrow_table()
     except duckdb.Error:
         return None
@@ -130,16 +133,16 @@ def _typed_path(cur: duckdb.DuckDBPyConnection, data: bytes, lines: pa.Table) ->
         path.unlink(missing_ok=True)
     if typed.num_rows != nonblank.num_rows:
         return None  # read_json saw the lines differently: let the exact path decide
-    suspect = pc.fill_null(
-        pc.match_substring_regex(nonblank.column("text"), parser.SUSPECT_LINE), False
-    )
     typed = typed.add_column(0, "line_no", nonblank.column("line_no")).add_column(
         1, "byte_offset", nonblank.column("byte_offset")
     )
-    clean = _run_on(cur, "typed_rows", typed.filter(pc.invert(suspect)), parser.TYPED_FINALIZE_SQL)
+    suspect = pc.fill_null(
+        pc.match_substring_regex(nonblank.column("text"), parser.SUSPECT_LINE), False
+    )
     suspects = nonblank.filter(suspect)
     if suspects.num_rows == 0:
-        return clean
+        return typed
+    clean = typed.filter(pc.invert(suspect))
     checked = _exact_path(cur, suspects).select(clean.column_names)
     return pa.concat_tables([clean, checked.cast(clean.schema)])
 
@@ -176,14 +179,15 @@ def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) 
     if chunk.valid:
         cur.register("event_batch", chunk.events)
         try:
-            sql = (
-                INSERT_EVENTS_FIRST_OF_ID_SQL if _repeats_an_id(chunk.events) else INSERT_EVENTS_SQL
-            )
-            accepted = run_rollups.insert_events(
-                cur, sql, lambda stamp: [SOURCE_KIND, source, stamp]
-            )
+            repeats = cur.execute(REPEATED_IDS_SQL).fetchone()
+            sql = NEW_EVENTS_FIRST_OF_ID_SQL if repeats and repeats[0] else NEW_EVENTS_SQL
+            cur.execute(sql, [SOURCE_KIND, source, now_utc()])
         finally:
             cur.unregister("event_batch")
+        try:
+            accepted = run_rollups.insert_rows(cur, "new_events")
+        finally:
+            cur.execute("DROP TABLE IF EXISTS temp.new_events")
     quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)
     return accepted, quarantined
 
@@ -248,10 +252,7 @@ def _ingest_from(
             leave=False,
         )
     try:
-        for chunk in files.read_chunks(log, position.byte_offset, chunk_bytes or CHUNK_BYTES):
-            parsed = parse_chunk(
-                chunk.data, first_line_no=position.line_no + 1, base_offset=chunk.start_offset
-            )
+        for chunk, parsed in _parsed_chunks(log, position, chunk_bytes or CHUNK_BYTES):
             new = Position(log.file_key, chunk.end_offset, position.line_no + parsed.lines)
             accepted, quarantined = warehouse.write(_loader(parsed, source, expected, new))
             summary.accepted += accepted
@@ -265,6 +266,38 @@ def _ingest_from(
         if bar is not None:
             bar.close()
     return position
+
+
+def _parsed_chunks(
+    log: files.LogFile, position: Position, chunk_bytes: int
+) -> Iterator[tuple[files.Chunk, ParsedChunk]]:
+    """Each chunk from `position` on, parsed. When there is more than one, the next is
+    read and parsed in a worker thread while the caller loads this one: DuckDB, Arrow and
+    NumPy release the GIL, so parsing and loading share both cores. At most one parsed
+    chunk waits, which bounds memory."""
+    chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
+
+    def parse_next(first_line_no: int) -> tuple[files.Chunk, ParsedChunk] | None:
+        chunk = next(chunks, None)
+        if chunk is None:
+            return None
+        parsed = parse_chunk(
+            chunk.data, first_line_no=first_line_no, base_offset=chunk.start_offset
+        )
+        return chunk, parsed
+
+    if files.end_offset(log) - position.byte_offset <= chunk_bytes:
+        item = parse_next(position.line_no + 1)
+        if item is not None:
+            yield item
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse-agent-events") as pool:
+        line_no = position.line_no
+        pending = pool.submit(parse_next, line_no + 1)
+        while (item := pending.result()) is not None:
+            line_no += item[1].lines
+            pending = pool.submit(parse_next, line_no + 1)
+            yield item
 
 
 def _loader(

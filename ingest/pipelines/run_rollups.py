@@ -4,6 +4,8 @@ run_commits they are counted from.
 Every change to `events` goes through this module, inside the writer's transaction:
 insert_events() runs a pipeline's INSERT stamped with an ingested_at no stored row has,
 reads the rows with that stamp back and appends what they add to each run's totals;
+insert_rows() stores a relation the pipeline has already narrowed to new rows and counts
+them from that relation (the agent-event ingest's bulk path: no scan for a stamp);
 update_events() runs an UPDATE of stored events and appends the difference it made. A
 run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
 last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
@@ -60,7 +62,7 @@ WHERE ingested_at = ?
 # stored one. `replaces` marks a stored first logging to take back.
 _FIRSTS_SQL = """
 WITH firsts AS (
-    SELECT run, commit_sha, ts, source, source_line, ok FROM batch_events
+    SELECT run, commit_sha, ts, source, source_line, ok FROM {batch}
     WHERE event = 'commit' AND commit_sha IS NOT NULL
     QUALIFY row_number() OVER (
         PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
@@ -90,7 +92,7 @@ SELECT run, commit_sha, ts, source, source_line, ok FROM batch_firsts
 """
 
 _NEW_AGENTS_SQL = """
-SELECT DISTINCT run, agent FROM batch_events
+SELECT DISTINCT run, agent FROM {batch}
 EXCEPT
 SELECT run, agent FROM run_agents
 """
@@ -121,7 +123,7 @@ WITH logged AS (
            coalesce(sum(input_tokens), 0) AS input_tokens,
            coalesce(sum(output_tokens), 0) AS output_tokens,
            min(source_kind) AS source_kind
-    FROM batch_events
+    FROM {{batch}}
     GROUP BY run
 ),
 firsts AS (
@@ -169,25 +171,44 @@ def insert_events(
         raise RollupError(f"{inserted} events inserted, {batch.num_rows} stamped {stamp}")
     cur.register("batch_events", batch)
     try:
-        firsts = cur.execute(_FIRSTS_SQL).to_arrow_table()
-        agents = cur.execute(_NEW_AGENTS_SQL).to_arrow_table()
-        cur.register("batch_firsts", firsts)
-        cur.register("batch_agents", agents)
-        try:
-            if firsts.num_rows:
-                if pc.any(firsts.column("replaces")).as_py():
-                    cur.execute(_DELETE_REPLACED_FIRSTS)
-                cur.execute(_INSERT_FIRSTS)
-            if agents.num_rows:
-                cur.execute(_INSERT_AGENTS)
-            cur.execute(_APPEND_TOTALS)
-        finally:
-            cur.unregister("batch_firsts")
-            cur.unregister("batch_agents")
+        _add_to_totals(cur, "batch_events")
     finally:
         cur.unregister("batch_events")
     _compact_if_long(cur)
     return inserted
+
+
+def insert_rows(cur: duckdb.DuckDBPyConnection, rows: str) -> int:
+    """Store every row of the relation named `rows` (columns named as events' own; the
+    caller has left out what is already stored) and add them to the run totals, read from
+    the same relation: no stamp to find, no rows to read back. Returns how many."""
+    columns = [d[0] for d in cur.execute(f"SELECT * FROM {rows} LIMIT 0").description or []]
+    listed = ", ".join(f'"{c}"' for c in columns)
+    inserted = _scalar(cur, f"INSERT INTO events ({listed}) SELECT {listed} FROM {rows}", [])
+    if inserted:
+        _add_to_totals(cur, rows)
+        _compact_if_long(cur)
+    return inserted
+
+
+def _add_to_totals(cur: duckdb.DuckDBPyConnection, batch: str) -> None:
+    """Append what the stored rows of the relation `batch` add to run_commits, run_agents
+    and run_rollups."""
+    firsts = cur.execute(_FIRSTS_SQL.format(batch=batch)).to_arrow_table()
+    agents = cur.execute(_NEW_AGENTS_SQL.format(batch=batch)).to_arrow_table()
+    cur.register("batch_firsts", firsts)
+    cur.register("batch_agents", agents)
+    try:
+        if firsts.num_rows:
+            if pc.any(firsts.column("replaces")).as_py():
+                cur.execute(_DELETE_REPLACED_FIRSTS)
+            cur.execute(_INSERT_FIRSTS)
+        if agents.num_rows:
+            cur.execute(_INSERT_AGENTS)
+        cur.execute(_APPEND_TOTALS.format(batch=batch))
+    finally:
+        cur.unregister("batch_firsts")
+        cur.unregister("batch_agents")
 
 
 def _scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: Params) -> int:

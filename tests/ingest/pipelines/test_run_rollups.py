@@ -138,14 +138,28 @@ def test_rows_folded_into_one_per_run_keep_the_totals(monkeypatch: pytest.Monkey
     assert rows == {"n": 2}  # folded each time they reached 3: one row per run
 
 
+# A writer's INSERT that stamps its rows with the given ingested_at (insert_events' part).
+STAMPED_INSERT = """
+INSERT INTO events (run, agent, ts, event, ok, source_kind, source, source_line, ingested_at)
+SELECT 'r', 'a' || i, TIMESTAMPTZ '2026-01-14 10:00:00+00' + i * INTERVAL 1 MINUTE,
+       'tool_call', i % 2 = 0, 'test', 'stamped', i, ?
+FROM range(?, ? + 3) AS t(i)
+"""
+
+
 def test_a_batch_stamped_like_a_stored_one_moves_its_stamp_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stamp = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
     monkeypatch.setattr(run_rollups, "now_utc", lambda: stamp)
-    for batch in BATCHES:
-        ingest_body(batch)
+    for start in (0, 3, 6):
+        warehouse.write(
+            lambda cur, start=start: run_rollups.insert_events(
+                cur, STAMPED_INSERT, lambda moved: [moved, start, start]
+            )
+        )
     assert runs.list_runs() == every_event()
+    assert runs.list_runs()[0]["events"] == 9
     stamps = warehouse.fetch_all("SELECT DISTINCT ingested_at FROM events ORDER BY 1")
     assert [s["ingested_at"] for s in stamps] == [
         stamp + timedelta(microseconds=n) for n in range(3)
@@ -201,10 +215,10 @@ def test_every_writer_of_events_goes_through_run_rollups() -> None:
         for path in (REPO / folder).rglob("*.py")
         if writes.search(path.read_text())
     }
-    # Each of these hands its statement to run_rollups.insert_events or update_events.
+    # Each of these hands its statement to run_rollups.insert_events or update_events;
+    # the agent-event ingest hands its new rows to run_rollups.insert_rows.
     assert writers == {
         "ingest/pipelines/run_rollups.py",
-        "ingest/pipelines/agent_events.py",
         "ingest/pipelines/adapter_loading.py",
         "ingest/pipelines/claude_code.py",
     }
