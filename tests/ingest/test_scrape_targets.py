@@ -1,11 +1,14 @@
 """The beat tick: due targets are claimed once, scraped, spooled and loaded together."""
 
+import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from analytics import warehouse
 from ingest.models import ScrapeTarget
+from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_spool
+from ingest.pipelines.vllm_scrape import PendingScrape
 from ingest.scrape_targets import claim_due_targets, register_target, scrape_due_targets
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text
@@ -45,6 +48,26 @@ def test_ticks_spool_scrapes_and_load_them_in_one_commit_when_due(lake: Path, db
         {"instance": "gpu-b", "n": 2, "up": False, "error": "HTTP 404 Not Found"},
     ]
     assert ScrapeTarget.objects.get(name="gpu-a").last_attempt_at == NOW + timedelta(seconds=30)
+
+
+def test_a_spooled_scrape_comes_back_exactly(db: None) -> None:
+    """Every float survives the spool: the +Inf bucket bound and NaN values included."""
+    text = v1_text({"0": EngineState(kv_usage=0.5)}) + "vllm:odd_gauge NaN\n"
+    scrape = parse_scrape(text)
+    assert math.inf in scrape.les
+    path = serving_spool.append(PendingScrape("gpu-a", NOW, scrape=scrape))
+    try:
+        (back,) = serving_spool.read([path])
+    finally:
+        serving_spool.discard([path])
+    assert back.instance == "gpu-a" and back.ts == NOW and back.scrape is not None
+    assert back.scrape.les == scrape.les
+    assert [str(v) for v in back.scrape.values] == [str(v) for v in scrape.values]
+    assert "nan" in [str(v) for v in back.scrape.values]
+    same = {"values"}
+    assert {k: v for k, v in vars(back.scrape).items() if k not in same} == {
+        k: v for k, v in vars(scrape).items() if k not in same
+    }
 
 
 def test_an_unreadable_spool_file_is_set_aside_not_loaded(db: None) -> None:
