@@ -14,8 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -192,29 +191,12 @@ def load_scrapes(
         return result, fresh, current
 
     # Remembered only once committed: `work` may run again after a conflict.
-    with _single_threaded():
+    # Its statements are small (a few thousand rows): idle DuckDB worker threads only add
+    # CPU; most of a load's cost is DuckLake's catalog work per statement and commit.
+    with warehouse.single_threaded():
         result, fresh, current = warehouse.write(work)
     remember(fresh, current, states)
     return result
-
-
-@contextmanager
-def _single_threaded() -> Iterator[None]:
-    """Run a load's statements on one DuckDB thread. They are small (a few thousand rows)
-    and idle worker threads only add CPU; most of a load's cost is DuckLake's catalog work
-    per statement and commit (bench_serving). `threads` is per process; loads run in the
-    warehouse worker and in commands, never in the web process."""
-    cur = warehouse.cursor()
-    row = cur.execute("SELECT current_setting('threads')").fetchone()
-    before = int(row[0]) if row else 1
-    if before == 1:
-        yield
-        return
-    cur.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        cur.execute("SET threads = ?", [before])
 
 
 def _redo_rolled_minutes(

@@ -42,6 +42,27 @@ def test_a_local_warehouse_loads_only_the_extensions_it_uses(lake: Path) -> None
     assert not loaded & {"postgres_scanner", "httpfs"}
 
 
+def test_loads_can_run_on_one_thread_and_the_setting_comes_back(
+    lake: Path, settings: object
+) -> None:
+    warehouse.close()
+    settings.FLEETSCOPE_DUCKDB_THREADS = 2  # type: ignore[attr-defined]
+
+    def threads() -> int:
+        row = warehouse.fetch_one("SELECT current_setting('threads') AS n")
+        return int(row["n"]) if row else 0
+
+    assert threads() == 2
+    with warehouse.single_threaded():
+        assert threads() == 1
+        assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 0}
+    assert threads() == 2
+    with pytest.raises(RuntimeError), warehouse.single_threaded():
+        raise RuntimeError("a failed load")
+    assert threads() == 2
+    warehouse.close()
+
+
 def test_migrations_are_applied_once(lake: Path) -> None:
     assert warehouse.migrate() == []
     versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")
