@@ -103,10 +103,26 @@ class EventRows:
         return [row.get(name) for row in self.rows]
 
     def table(self) -> pa.Table:
-        unknown = {key for row in self.rows for key in row} - _NAMES
-        if unknown:
-            raise KeyError(f"not an event column: {sorted(unknown)}")
-        return pa.Table.from_pylist(self.rows, schema=SCHEMA)
+        # Column by column from the keys each row has: a row names ~10 of the 37 columns,
+        # and Table.from_pylist looks every column up in every row (measured: a third
+        # less CPU on a batch of transcript events).
+        count = len(self.rows)
+        columns: dict[str, list[Any]] = {}
+        for index, row in enumerate(self.rows):
+            for name, value in row.items():
+                column = columns.get(name)
+                if column is None:
+                    if name not in _NAMES:
+                        raise KeyError(f"not an event column: {name!r}")
+                    column = columns[name] = [None] * count
+                column[index] = value
+        return pa.table(
+            [
+                pa.array(columns[f.name], f.type) if f.name in columns else pa.nulls(count, f.type)
+                for f in SCHEMA
+            ],
+            schema=SCHEMA,
+        )
 
 
 _NAMES = frozenset(COLUMNS)
