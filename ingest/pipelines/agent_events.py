@@ -67,6 +67,8 @@ NEW_EVENTS_FIRST_OF_ID_SQL = _NEW_EVENTS.format(
     QUALIFY id IS NULL OR row_number() OVER (PARTITION BY run, id ORDER BY line_no) = 1
 )"""
 )
+
+
 @dataclass
 class ParsedChunk:
     events: pa.Table  # validated rows: `reason` NULL for events to load
