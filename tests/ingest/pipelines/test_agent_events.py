@@ -94,6 +94,40 @@ def test_a_crash_mid_file_loses_and_duplicates_nothing(
     assert count("SELECT count(DISTINCT source_line) FROM events") == 300
 
 
+def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Path) -> None:
+    lines = [event(i, id=f"e{i % 250}") for i in range(300)]  # ids repeat across chunks
+    lines[7] = b"not json\n"
+    lines[123] = b"\n"
+    lines[200] = event(200, usage={"input_tokens": "5"})  # a suspect line: the exact path
+    data = b"".join(lines)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "many").mkdir()
+    whole, chunked = tmp_path / "one" / "a.jsonl", tmp_path / "many" / "a.jsonl"
+    whole.write_bytes(data)
+    chunked.write_bytes(data)
+    stored = "SELECT id, source_line, ts FROM events WHERE source = ? ORDER BY source_line"
+    rejected = "SELECT line_no, byte_offset, reason FROM quarantine WHERE source = ? ORDER BY 1"
+
+    one = run_agent_events([str(whole)])
+    rows = warehouse.fetch_all(stored, [str(whole)])
+    warehouse.write(lambda cur: cur.execute("DELETE FROM events"))  # its ids, stored again
+    many = run_agent_events([str(chunked)], chunk_bytes=2048)  # ~12 chunks, parsed ahead
+
+    # e123 was only on the blank line and e200 only on the quarantined one; e7's first
+    # valid line is 258, after the line that is not JSON.
+    expected = (248, 2, 49)
+    assert (one.accepted, one.quarantined, one.duplicates) == expected
+    assert (many.accepted, many.quarantined, many.duplicates) == expected
+    assert warehouse.fetch_all(stored, [str(chunked)]) == rows
+    assert [r["source_line"] for r in rows] == [
+        n for n in range(1, 251) if n not in (8, 124, 201)
+    ] + [258]
+    assert warehouse.fetch_all(rejected, [str(chunked)]) == warehouse.fetch_all(
+        rejected, [str(whole)]
+    )
+    assert [r["line_no"] for r in warehouse.fetch_all(rejected, [str(whole)])] == [8, 201]
+
+
 def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
     log = tmp_path / "a.jsonl"
     log.write_bytes(event(1) + event(2) + event(3))
