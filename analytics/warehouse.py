@@ -216,7 +216,8 @@ def cursor() -> duckdb.DuckDBPyConnection:
 @contextmanager
 def single_threaded() -> Iterator[None]:
     """Run this process's warehouse statements on one DuckDB thread meanwhile (`threads`
-    is per process: for loads in the worker and in commands, never in the web process).
+    is per process: for loads in the worker and in commands, never in the web process;
+    not nested).
     The setting is read and set on a connection that has not entered the lake: there a
     function call looks the lake's catalog up first (~4 ms of CPU, where this takes 0.4)."""
     plain = getattr(_local, "plain", None)

@@ -277,8 +277,10 @@ def _parsed_chunks(
 ) -> Iterator[tuple[files.Chunk, ParsedChunk]]:
     """Each chunk from `position` on, parsed. When there is more than one, the next is
     read and parsed in a worker thread while the caller loads this one: DuckDB, Arrow and
-    NumPy release the GIL, so parsing and loading share both cores. At most one parsed
-    chunk waits, which bounds memory."""
+    NumPy release the GIL, so parsing and loading share the cores. Meanwhile DuckDB runs
+    each statement on one thread: its statements on a chunk gain little from more, and
+    1,000,000 events took 11-13 s of CPU so against 17-18 s with two (bench_ingest's
+    file, 2 cores). At most one parsed chunk waits, which bounds memory."""
     chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
 
     def parse_next(first_line_no: int) -> tuple[files.Chunk, ParsedChunk] | None:
@@ -295,7 +297,10 @@ def _parsed_chunks(
         if item is not None:
             yield item
         return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse-agent-events") as pool:
+    with (
+        warehouse.single_threaded(),
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse-agent-events") as pool,
+    ):
         line_no = position.line_no
         pending = pool.submit(parse_next, line_no + 1)
         while (item := pending.result()) is not None:
