@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO
 
 import duckdb
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -46,27 +47,13 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is wo
 # 820 MiB in all (bench_ingest), under 1 GiB.
 CHUNK_BYTES = 32 * 1024 * 1024
 
-_COLUMNS = ", ".join(parser.EVENT_COLUMNS)
-
-# `event_batch` (validated rows) -> the temp table `new_events`: valid rows whose run + id
-# is not stored yet, stamped with their source. Within the batch, the first line of a
-# run + id wins: the window that finds it is costly, so it runs only when the batch
-# repeats an id (ParsedChunk.repeats_an_id).
-_NEW_EVENTS = f"""
-CREATE OR REPLACE TEMP TABLE new_events AS
-SELECT {_COLUMNS}, ? AS source_kind, ? AS source, line_no AS source_line, ? AS ingested_at
-FROM {{rows}} AS b
-WHERE b.id IS NULL
-   OR NOT EXISTS (SELECT 1 FROM events AS e WHERE e.run = b.run AND e.id = b.id)
+# `candidate_events` (ParsedChunk.candidates) -> the lines of those whose run + id is
+# stored already: duplicates, not stored again.
+STORED_IDS_SQL = """
+SELECT b.line_no
+FROM candidate_events AS b
+SEMI JOIN events AS e ON e.run = b.run AND e.id = b.id
 """
-NEW_EVENTS_SQL = _NEW_EVENTS.format(rows="(SELECT * FROM event_batch WHERE reason IS NULL)")
-NEW_EVENTS_FIRST_OF_ID_SQL = _NEW_EVENTS.format(
-    rows="""(
-    SELECT * FROM event_batch
-    WHERE reason IS NULL
-    QUALIFY id IS NULL OR row_number() OVER (PARTITION BY run, id ORDER BY line_no) = 1
-)"""
-)
 
 
 @dataclass
@@ -74,7 +61,9 @@ class ParsedChunk:
     events: pa.Table  # validated rows: `reason` NULL for events to load
     rejected: pa.Table  # line_no, byte_offset, reason, raw_text
     lines: int  # lines consumed, blank ones included
-    repeats_an_id: bool  # two valid lines share a run + id: only the first may be stored
+    # The valid events that may be new: of lines sharing a run + id, the first. Columns:
+    # EVENT_COLUMNS and line_no. Worked out here, in the parse thread, to spare the load.
+    candidates: pa.Table
 
     @property
     def valid(self) -> int:
@@ -90,18 +79,25 @@ def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedC
     if events is None:
         events = _exact_path(cur, lines)
     return ParsedChunk(
-        events, _rejected(events, lines, first_line_no), lines.num_rows, _repeats_an_id(events)
+        events, _rejected(events, lines, first_line_no), lines.num_rows, _candidates(events)
     )
 
 
-def _repeats_an_id(events: pa.Table) -> bool:
-    """Found while parsing (in the parse thread), so the load need not look."""
-    valid = events.filter(
-        pc.and_(pc.is_null(events.column("reason")), pc.is_valid(events.column("id")))
-    ).select(["run", "id"])
-    if valid.num_rows == 0:
-        return False
-    return bool(valid.group_by(["run", "id"]).aggregate([]).num_rows < valid.num_rows)
+def _candidates(events: pa.Table) -> pa.Table:
+    reasons = events.column("reason")
+    valid = events if reasons.null_count == len(reasons) else events.filter(pc.is_null(reasons))
+    valid = valid.select([*parser.EVENT_COLUMNS, "line_no"])
+    with_id = valid.select(["run", "id", "line_no"]).filter(pc.is_valid(valid.column("id")))
+    if with_id.num_rows == 0:
+        return valid
+    firsts = with_id.group_by(["run", "id"]).aggregate([("line_no", "min")])
+    if firsts.num_rows == with_id.num_rows:
+        return valid
+    keep = pc.or_(
+        pc.is_null(valid.column("id")),
+        pc.is_in(valid.column("line_no"), value_set=firsts.column("line_no_min")),
+    )
+    return valid.filter(keep)
 
 
 def _run_on(cur: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str) -> pa.Table:
@@ -181,19 +177,41 @@ def _rejected(events: pa.Table, lines: pa.Table, first_line_no: int) -> pa.Table
 def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) -> tuple[int, int]:
     """Insert a parsed chunk's events and rejected lines; returns (accepted, quarantined)."""
     accepted = 0
-    if chunk.valid:
-        cur.register("event_batch", chunk.events)
+    candidates = chunk.candidates
+    if candidates.num_rows:
+        cur.register("candidate_events", candidates)
         try:
-            sql = NEW_EVENTS_FIRST_OF_ID_SQL if chunk.repeats_an_id else NEW_EVENTS_SQL
-            cur.execute(sql, [SOURCE_KIND, source, now_utc()])
+            stored = cur.execute(STORED_IDS_SQL).to_arrow_table().column("line_no")
         finally:
-            cur.unregister("event_batch")
+            cur.unregister("candidate_events")
+        if len(stored):
+            candidates = candidates.filter(
+                pc.invert(pc.is_in(candidates.column("line_no"), value_set=stored))
+            )
+        cur.register("new_events", _stamped(candidates, source))
         try:
             accepted = run_rollups.insert_rows(cur, "new_events")
         finally:
-            cur.execute("DROP TABLE IF EXISTS temp.new_events")
+            cur.unregister("new_events")
     quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)
     return accepted, quarantined
+
+
+def _stamped(rows: pa.Table, source: str) -> pa.Table:
+    """The rows as events stores them: line_no as source_line, with the source, its kind
+    and the time of loading (one-value dictionaries: no copy per row)."""
+    n = rows.num_rows
+    zeros = pa.array(np.zeros(n, dtype=np.int32))
+
+    def constant(value: object, kind: pa.DataType) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(zeros, pa.array([value], kind))
+
+    return (
+        rows.rename_columns([*parser.EVENT_COLUMNS, "source_line"])
+        .append_column("source_kind", constant(SOURCE_KIND, pa.string()))
+        .append_column("source", constant(source, pa.string()))
+        .append_column("ingested_at", constant(now_utc(), pa.timestamp("us", tz="UTC")))
+    )
 
 
 def run_agent_events(
