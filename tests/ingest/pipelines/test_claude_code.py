@@ -11,13 +11,17 @@ import io
 import shutil
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import pytest
 from django.core.management import CommandError, call_command
 
 from analytics import warehouse
 from analytics.queries import runs
+from ingest.pipelines import claude_code
 from ingest.pipelines.claude_code import run_claude_code
+from ingest.pipelines.loading import IngestSummary
 from tests.conftest import SHARED
 
 pytestmark = pytest.mark.usefixtures("lake")
@@ -112,6 +116,30 @@ def test_the_subagent_file_read_before_its_parent_gives_the_same_figures() -> No
 def test_tiny_batches_settle_results_and_outputs_across_transactions() -> None:
     run_claude_code([str(START), str(COMMIT), str(SUBAGENT)], batch_bytes=20_000)
     assert_the_whole_session()
+
+
+def test_batches_are_written_on_one_duckdb_thread_and_the_setting_comes_back(
+    settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warehouse.close()
+    settings.FLEETSCOPE_DUCKDB_THREADS = 2  # type: ignore[attr-defined]
+    threads_seen = []
+    load_as_usual = claude_code.load_parsed
+
+    def load_parsed(cur: duckdb.DuckDBPyConnection, *args: Any) -> IngestSummary:
+        row = cur.execute("SELECT current_setting('threads')").fetchone()
+        threads_seen.append(row[0] if row else None)
+        return load_as_usual(cur, *args)
+
+    monkeypatch.setattr(claude_code, "load_parsed", load_parsed)
+    try:
+        run_claude_code([str(START), str(COMMIT), str(SUBAGENT)], batch_bytes=100_000)
+        assert threads_seen == [1, 1]
+        row = warehouse.fetch_one("SELECT current_setting('threads') AS n")
+        assert row == {"n": 2}
+        assert_the_whole_session()
+    finally:
+        warehouse.close()
 
 
 def test_a_live_session_is_picked_up_as_it_is_written(tmp_path: Path) -> None:
