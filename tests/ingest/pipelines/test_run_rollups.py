@@ -4,6 +4,7 @@ batches that re-log shas, replace a sha's first logging, fail commits and repeat
 after the Claude Code updates of stored events, and after migrating an older lake."""
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -130,12 +131,38 @@ def test_each_batch_alone_is_already_exact() -> None:
 
 
 def test_rows_folded_into_one_per_run_keep_the_totals(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_rollups, "COMPACT_ROWS", 3)
+    monkeypatch.setattr(run_rollups, "COMPACT_ROWS", 2)
+    counts = []
     for batch in BATCHES:
         ingest_body(batch)
         assert runs.list_runs() == every_event()
-    rows = warehouse.fetch_one("SELECT count(*) AS n FROM run_rollups")
-    assert rows == {"n": 2}  # folded each time they reached 3: one row per run
+        counts.append(warehouse.fetch_one("SELECT count(*) AS n FROM run_rollups"))
+    # The second batch adds a row for r1 (one row could go); the third adds one per run,
+    # three rows could go, and they are folded into one per run.
+    assert counts == [{"n": 2}, {"n": 3}, {"n": 2}]
+
+
+def test_many_runs_are_not_folded_again_at_every_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folding waits until COMPACT_ROWS rows could go, however many runs there are: with
+    more runs than COMPACT_ROWS, folding at a fixed row count refolded every batch."""
+    monkeypatch.setattr(run_rollups, "COMPACT_ROWS", 3)
+    folds: list[bool] = []
+    many = body(*(event(i, f"a{i}", "stop", run=f"r{i}") for i in range(6)))
+    original = run_rollups._compact_if_long
+
+    def counting(cur: duckdb.DuckDBPyConnection) -> None:
+        before = cur.execute("SELECT count(*) FROM run_rollups").fetchone()
+        original(cur)
+        after = cur.execute("SELECT count(*) FROM run_rollups").fetchone()
+        folds.append(before != after)
+
+    monkeypatch.setattr(run_rollups, "_compact_if_long", counting)
+    ingest_body(many)  # six runs, six rows: nothing to fold
+    ingest_body(body(event(10, "a0", "stop", run="r0")))  # one row could go
+    ingest_body(body(event(11, "a1", "stop", run="r1"), event(12, "a2", "stop", run="r2")))
+    assert folds == [False, False, True]
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM run_rollups") == {"n": 6}
+    assert runs.list_runs() == every_event()
 
 
 # A writer's INSERT that stamps its rows with the given ingested_at (insert_events' part).
@@ -152,12 +179,17 @@ def test_a_batch_stamped_like_a_stored_one_moves_its_stamp_on(
 ) -> None:
     stamp = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
     monkeypatch.setattr(run_rollups, "now_utc", lambda: stamp)
-    for start in (0, 3, 6):
-        warehouse.write(
-            lambda cur, start=start: run_rollups.insert_events(
+
+    def insert_from(start: int) -> Callable[[duckdb.DuckDBPyConnection], int]:
+        def insert(cur: duckdb.DuckDBPyConnection) -> int:
+            return run_rollups.insert_events(
                 cur, STAMPED_INSERT, lambda moved: [moved, start, start]
             )
-        )
+
+        return insert
+
+    for start in (0, 3, 6):
+        warehouse.write(insert_from(start))
     assert runs.list_runs() == every_event()
     assert runs.list_runs()[0]["events"] == 9
     stamps = warehouse.fetch_all("SELECT DISTINCT ingested_at FROM events ORDER BY 1")
