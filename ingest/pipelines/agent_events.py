@@ -84,6 +84,8 @@ def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedC
 
 
 def _candidates(events: pa.Table) -> pa.Table:
+    """ParsedChunk.candidates: the valid rows, keeping the first line of a repeated
+    run + id (Arrow's group_by only runs when some id is repeated)."""
     reasons = events.column("reason")
     valid = events if reasons.null_count == len(reasons) else events.filter(pc.is_null(reasons))
     valid = valid.select([*parser.EVENT_COLUMNS, "line_no"])
@@ -297,8 +299,8 @@ def _parsed_chunks(
     read and parsed in a worker thread while the caller loads this one: DuckDB, Arrow and
     NumPy release the GIL, so parsing and loading share the cores. Meanwhile DuckDB runs
     each statement on one thread: its statements on a chunk gain little from more, and
-    1,000,000 events took 11-13 s of CPU so against 17-18 s with two (bench_ingest's
-    file, 2 cores). At most one parsed chunk waits, which bounds memory."""
+    bench_ingest's 1,000,000 events took 11-13 s of CPU that way against 17-18 s with
+    two (2 cores). At most one parsed chunk waits, which bounds memory."""
     chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
 
     def parse_next(first_line_no: int) -> tuple[files.Chunk, ParsedChunk] | None:
