@@ -85,7 +85,7 @@ def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedC
 
 def _candidates(events: pa.Table) -> pa.Table:
     """ParsedChunk.candidates: the valid rows, keeping the first line of a repeated
-    run + id (Arrow's group_by only runs when some id is repeated)."""
+    run + id (the rows are filtered only when an id repeats)."""
     reasons = events.column("reason")
     valid = events if reasons.null_count == len(reasons) else events.filter(pc.is_null(reasons))
     valid = valid.select([*parser.EVENT_COLUMNS, "line_no"])
