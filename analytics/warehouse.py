@@ -220,10 +220,11 @@ def single_threaded() -> Iterator[None]:
     not nested).
     The setting is read and set on a connection that has not entered the lake: there a
     function call looks the lake's catalog up first (~4 ms of CPU, where this takes 0.4)."""
+    root = _root()
     plain = getattr(_local, "plain", None)
-    if plain is None or getattr(_local, "root", None) is not _root():
-        cursor()  # ties _local to the current root first
-        plain = _local.plain = _root().cursor()
+    if plain is None or getattr(_local, "plain_root", None) is not root:
+        plain = _local.plain = root.cursor()
+        _local.plain_root = root
     row = plain.execute("SELECT current_setting('threads')").fetchone()
     before = int(row[0]) if row else 1
     if before == 1:

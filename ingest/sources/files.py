@@ -95,7 +95,7 @@ def _walk(folder: Path, patterns: tuple[str, ...]) -> Iterator[tuple[Path, LogFi
                     yield resolved, describe(resolved)
                 else:
                     resolved = current / entry.name
-                    yield resolved, LogFile(resolved, f"{stat.st_dev}:{stat.st_ino}", stat.st_size)
+                    yield resolved, _log_file(resolved, stat)
 
 
 def describe(path: Path) -> LogFile:
@@ -103,6 +103,11 @@ def describe(path: Path) -> LogFile:
         stat = path.stat()
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror}") from exc
+    return _log_file(path, stat)
+
+
+def _log_file(path: Path, stat: os.stat_result) -> LogFile:
+    """A file is known by its device and inode: a rotated log at the same path is new."""
     return LogFile(path=path, file_key=f"{stat.st_dev}:{stat.st_ino}", size=stat.st_size)
 
 
