@@ -287,6 +287,24 @@ def _writer_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One warehouse transaction, held while the block runs: committed when it ends,
+    rolled back whole when it raises. A conflict with another writer raises
+    duckdb.TransactionException, rolled back; the caller decides whether to start again
+    (write() does). For a load that spans several steps, as the agent-event ingest does
+    while its next chunk is parsed."""
+    with _writer_lock():
+        cur = cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException:
+            _rollback(cur)
+            raise
+
+
 def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) -> T:
     """Run `work` in one warehouse transaction, committed or rolled back whole.
 
@@ -295,21 +313,13 @@ def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) 
     """
     delay = 0.1
     for attempt in range(1, attempts + 1):
-        with _writer_lock():
-            cur = cursor()
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                result = work(cur)
-                cur.execute("COMMIT")
-                return result
-            except duckdb.TransactionException as exc:
-                _rollback(cur)
-                if attempt == attempts:
-                    raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
-                log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
-            except BaseException:
-                _rollback(cur)
-                raise
+        try:
+            with transaction() as cur:
+                return work(cur)
+        except duckdb.TransactionException as exc:
+            if attempt == attempts:
+                raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
+            log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
         time.sleep(delay)
         delay *= 2
     raise AssertionError("unreachable")

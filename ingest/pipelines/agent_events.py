@@ -9,9 +9,12 @@ run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Generator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -41,11 +44,21 @@ from ingest.pipelines.loading import (
 from ingest.sources import files
 
 SOURCE_KIND = parser.SOURCE_KIND
+log_ = logging.getLogger(__name__)
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is worth drawing
+# Several chunks are loaded in one transaction, up to this many bytes: each transaction
+# costs ~0.1 s of CPU of its own (the lake's snapshot, the position, the commit, and the
+# run totals, added once for all its rows). The writer lock is held meanwhile, a few
+# seconds at most; a crash loses only the uncommitted transaction's work, never a row.
+COMMIT_BYTES = 128 * 1024 * 1024
+CONFLICT_ATTEMPTS = 5
 # Each chunk is parsed whole in memory (its bytes, the typed columns, the rows to load),
-# and the next is parsed while one loads: 32 MiB keeps a 1,000,000-event ingest at about
-# 820 MiB in all (bench_ingest), under 1 GiB.
+# and the next PARSE_AHEAD are parsed while one loads: 32 MiB keeps a 1,000,000-event
+# ingest at about 800 MiB in all (bench_ingest), under 1 GiB.
 CHUNK_BYTES = 32 * 1024 * 1024
+# Chunks parsed at once while one loads: with two, the 2 cores stay busier (bench_ingest:
+# 5.5-6.4 s against 6.3-7.0 s with one, for about 70 MiB more at the peak).
+PARSE_AHEAD = 2
 
 # `candidate_events` (ParsedChunk.candidates) -> the lines of those whose run + id is
 # stored already: duplicates, not stored again.
@@ -176,8 +189,14 @@ def _rejected(events: pa.Table, lines: pa.Table, first_line_no: int) -> pa.Table
     )
 
 
-def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) -> tuple[int, int]:
-    """Insert a parsed chunk's events and rejected lines; returns (accepted, quarantined)."""
+def load_chunk(
+    cur: duckdb.DuckDBPyConnection,
+    chunk: ParsedChunk,
+    source: str,
+    totals: run_rollups.PendingTotals,
+) -> tuple[int, int]:
+    """Insert a parsed chunk's new events and rejected lines; returns (accepted,
+    quarantined). The events' run totals wait in `totals` for the transaction's end."""
     accepted = 0
     candidates = chunk.candidates
     if candidates.num_rows:
@@ -190,11 +209,7 @@ def load_chunk(cur: duckdb.DuckDBPyConnection, chunk: ParsedChunk, source: str) 
             candidates = candidates.filter(
                 pc.invert(pc.is_in(candidates.column("line_no"), value_set=stored))
             )
-        cur.register("new_events", _stamped(candidates, source))
-        try:
-            accepted = run_rollups.insert_rows(cur, "new_events")
-        finally:
-            cur.unregister("new_events")
+        accepted = totals.insert(cur, _stamped(candidates, source))
     quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)
     return accepted, quarantined
 
@@ -217,7 +232,11 @@ def _stamped(rows: pa.Table, source: str) -> pa.Table:
 
 
 def run_agent_events(
-    paths: list[str], *, progress: IO[str] | None = None, chunk_bytes: int | None = None
+    paths: list[str],
+    *,
+    progress: IO[str] | None = None,
+    chunk_bytes: int | None = None,
+    commit_bytes: int | None = None,
 ) -> IngestSummary:
     """Ingest agent-event files and folders (recursively *.jsonl and *.jsonl.gz)."""
     summary = IngestSummary()
@@ -226,7 +245,11 @@ def run_agent_events(
     positions = read_positions(SOURCE_KIND)  # one query, however many files
     for log in logs:
         file_summary, reached = ingest_file(
-            log, stored=positions.get(str(log.path)), progress=progress, chunk_bytes=chunk_bytes
+            log,
+            stored=positions.get(str(log.path)),
+            progress=progress,
+            chunk_bytes=chunk_bytes,
+            commit_bytes=commit_bytes,
         )
         summary.add(file_summary)
         summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
@@ -239,19 +262,33 @@ def ingest_file(
     stored: Position | None,
     progress: IO[str] | None = None,
     chunk_bytes: int | None = None,
+    commit_bytes: int | None = None,
 ) -> tuple[IngestSummary, Position]:
     """Load what is new in one file; returns the summary and the position reached."""
     summary = IngestSummary()
     source = str(log.path)
+    conflicts = 0
     while True:
         try:
             reached = _ingest_from(
-                log, source, (stored, resume_from(log, stored)), summary, progress, chunk_bytes
+                log,
+                source,
+                (stored, resume_from(log, stored)),
+                summary,
+                progress,
+                (chunk_bytes or CHUNK_BYTES, commit_bytes or COMMIT_BYTES),
             )
             return summary, reached
         except PositionMoved:
-            # Another process loaded the chunk we parsed: go on from where it got to.
-            stored = read_position(SOURCE_KIND, source)
+            pass  # another process loaded what we parsed: go on from where it got to
+        except duckdb.TransactionException as exc:
+            # Rolled back whole: start again from the position the warehouse has.
+            conflicts += 1
+            if conflicts == CONFLICT_ATTEMPTS:
+                raise warehouse.WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
+            log_.warning("agent-event load conflicted (attempt %d): %s", conflicts, exc)
+            time.sleep(0.1 * 2 ** (conflicts - 1))
+        stored = read_position(SOURCE_KIND, source)
 
 
 def _ingest_from(
@@ -260,9 +297,12 @@ def _ingest_from(
     start: tuple[Position | None, Position],
     summary: IngestSummary,
     progress: IO[str] | None,
-    chunk_bytes: int | None,
+    sizes: tuple[int, int],
 ) -> Position:
+    """Load from `start` (the stored position, and where reading resumes) to the end,
+    in transactions of whole chunks, each committing the position after its last."""
     expected, position = start
+    chunk_bytes, commit_bytes = sizes
     remaining = files.end_offset(log) - position.byte_offset
     bar = None
     if progress is not None and remaining >= PROGRESS_MIN_BYTES:
@@ -275,18 +315,32 @@ def _ingest_from(
             mininterval=0.5,
             leave=False,
         )
+    chunks = _parsed_chunks(log, position, chunk_bytes)
     try:
-        for chunk, parsed in _parsed_chunks(log, position, chunk_bytes or CHUNK_BYTES):
-            new = Position(log.file_key, chunk.end_offset, position.line_no + parsed.lines)
-            accepted, quarantined = warehouse.write(_loader(parsed, source, expected, new))
-            summary.accepted += accepted
-            summary.quarantined += quarantined
-            summary.duplicates += parsed.valid - accepted
-            summary.bytes += len(chunk.data)
+        while (item := next(chunks, None)) is not None:
+            done = IngestSummary()
+            with warehouse.transaction() as cur:
+                totals = run_rollups.PendingTotals()
+                new = position
+                # Chunks join the transaction until it holds commit_bytes; the next one
+                # is parsed meanwhile.
+                while item is not None:
+                    chunk, parsed = item
+                    accepted, quarantined = load_chunk(cur, parsed, source, totals)
+                    new = Position(log.file_key, chunk.end_offset, new.line_no + parsed.lines)
+                    done.accepted += accepted
+                    done.quarantined += quarantined
+                    done.duplicates += parsed.valid - accepted
+                    done.bytes += len(chunk.data)
+                    if bar is not None:
+                        bar.update(len(chunk.data))
+                    item = next(chunks, None) if done.bytes < commit_bytes else None
+                totals.add(cur)
+                advance_position(cur, SOURCE_KIND, source, expected, new)
+            summary.add(done)  # committed
             expected = position = new
-            if bar is not None:
-                bar.update(len(chunk.data))
     finally:
+        chunks.close()
         if bar is not None:
             bar.close()
     return position
@@ -294,49 +348,37 @@ def _ingest_from(
 
 def _parsed_chunks(
     log: files.LogFile, position: Position, chunk_bytes: int
-) -> Iterator[tuple[files.Chunk, ParsedChunk]]:
-    """Each chunk from `position` on, parsed. When there is more than one, the next is
-    read and parsed in a worker thread while the caller loads this one: DuckDB, Arrow and
-    NumPy release the GIL, so parsing and loading share the cores. Meanwhile DuckDB runs
-    each statement on one thread: its statements on a chunk gain little from more, and
-    bench_ingest's 1,000,000 events took 11-13 s of CPU that way against 17-18 s with
-    two (2 cores). At most one parsed chunk waits, which bounds memory."""
-    chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
-
-    def parse_next(first_line_no: int) -> tuple[files.Chunk, ParsedChunk] | None:
-        chunk = next(chunks, None)
-        if chunk is None:
-            return None
-        parsed = parse_chunk(
-            chunk.data, first_line_no=first_line_no, base_offset=chunk.start_offset
-        )
-        return chunk, parsed
-
+) -> Generator[tuple[files.Chunk, ParsedChunk], None, None]:
+    """Each chunk from `position` on, parsed. When there is more than one, the next
+    PARSE_AHEAD are parsed in worker threads while the caller loads this one: DuckDB,
+    Arrow and NumPy release the GIL, so parsing and loading share the cores. Meanwhile
+    DuckDB runs each statement on one thread: its statements on a chunk gain little from
+    more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that way against 17-18 s
+    with two (2 cores). At most PARSE_AHEAD parsed chunks wait, which bounds memory."""
     if files.end_offset(log) - position.byte_offset <= chunk_bytes:
-        item = parse_next(position.line_no + 1)
-        if item is not None:
-            yield item
+        for chunk in files.read_chunks(log, position.byte_offset, chunk_bytes):
+            yield chunk, _parse(chunk, position.line_no + 1)
         return
+    chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
     with (
         warehouse.single_threaded(),
-        ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse-agent-events") as pool,
+        ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events") as pool,
     ):
         line_no = position.line_no
-        pending = pool.submit(parse_next, line_no + 1)
-        while (item := pending.result()) is not None:
-            line_no += item[1].lines
-            pending = pool.submit(parse_next, line_no + 1)
-            yield item
+        pending: deque[tuple[files.Chunk, Future[ParsedChunk]]] = deque()
+        for chunk in chunks:
+            pending.append((chunk, pool.submit(_parse, chunk, line_no + 1)))
+            line_no += chunk.data.count(b"\n")
+            if len(pending) > PARSE_AHEAD:
+                done, parsed = pending.popleft()
+                yield done, parsed.result()
+        while pending:
+            done, parsed = pending.popleft()
+            yield done, parsed.result()
 
 
-def _loader(
-    parsed: ParsedChunk, source: str, expected: Position | None, new: Position
-) -> Callable[[duckdb.DuckDBPyConnection], tuple[int, int]]:
-    def load(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-        advance_position(cur, SOURCE_KIND, source, expected, new)
-        return load_chunk(cur, parsed, source)
-
-    return load
+def _parse(chunk: files.Chunk, first_line_no: int) -> ParsedChunk:
+    return parse_chunk(chunk.data, first_line_no=first_line_no, base_offset=chunk.start_offset)
 
 
 class BodyError(ValueError):
@@ -354,7 +396,10 @@ def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
     name = source or f"api/{uuid.uuid4()}"
 
     def load(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-        return load_chunk(cur, parsed, name)
+        totals = run_rollups.PendingTotals()
+        loaded = load_chunk(cur, parsed, name, totals)
+        totals.add(cur)
+        return loaded
 
     accepted, quarantined = warehouse.write(load)
     summary.accepted, summary.quarantined = accepted, quarantined

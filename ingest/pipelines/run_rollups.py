@@ -4,8 +4,8 @@ run_commits they are counted from.
 Every change to `events` goes through this module, inside the writer's transaction:
 insert_events() runs a pipeline's INSERT stamped with an ingested_at no stored row has,
 reads the rows with that stamp back and appends what they add to each run's totals;
-insert_rows() stores a relation the pipeline has already narrowed to new rows and counts
-them from that relation (the agent-event ingest's bulk path: no scan for a stamp);
+PendingTotals stores Arrow rows the pipeline has already narrowed to new ones and counts
+them from those rows once per transaction (the agent-event ingest's bulk path);
 update_events() runs an UPDATE of stored events and appends the difference it made. A
 run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
 last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest.pipelines.loading import now_utc
@@ -180,17 +181,56 @@ def insert_events(
     return inserted
 
 
-def insert_rows(cur: duckdb.DuckDBPyConnection, rows: str) -> int:
-    """Store every row of the relation named `rows` (columns named as events' own; the
-    caller has left out what is already stored) and add them to the run totals, read from
-    the same relation: no stamp to find, no rows to read back. Returns how many."""
-    columns = [d[0] for d in cur.execute(f"SELECT * FROM {rows} LIMIT 0").description or []]
-    listed = ", ".join(f'"{c}"' for c in columns)
-    inserted = _scalar(cur, f"INSERT INTO events ({listed}) SELECT {listed} FROM {rows}", [])
-    if inserted:
-        _add_to_totals(cur, rows)
+# The columns of stored rows that the totals read.
+_TOTALS_INPUT = (
+    "run",
+    "agent",
+    "ts",
+    "event",
+    "ok",
+    "commit_sha",
+    "source",
+    "source_line",
+    "input_tokens",
+    "output_tokens",
+    "source_kind",
+)
+
+
+class PendingTotals:
+    """The agent-event ingest's bulk path: insert() stores rows the pipeline has already
+    narrowed to new ones and keeps their totals' columns; add() adds the totals of all
+    of them at once, before the transaction commits (no stamp to find, no rows to read
+    back, one pass over run_commits and run_agents however many chunks were stored).
+    A transaction that inserted must call add() before it commits."""
+
+    def __init__(self) -> None:
+        self._rows: list[pa.Table] = []
+
+    def insert(self, cur: duckdb.DuckDBPyConnection, rows: pa.Table) -> int:
+        """Store every row of `rows` (columns named as events' own); returns how many."""
+        listed = ", ".join(f'"{c}"' for c in rows.column_names)
+        cur.register("new_events", rows)
+        try:
+            inserted = _scalar(
+                cur, f"INSERT INTO events ({listed}) SELECT {listed} FROM new_events", []
+            )
+        finally:
+            cur.unregister("new_events")
+        if inserted:
+            self._rows.append(rows.select(_TOTALS_INPUT))
+        return inserted
+
+    def add(self, cur: duckdb.DuckDBPyConnection) -> None:
+        if not self._rows:
+            return
+        cur.register("stored_batch", pa.concat_tables(self._rows))
+        try:
+            _add_to_totals(cur, "stored_batch")
+        finally:
+            cur.unregister("stored_batch")
+        self._rows.clear()
         _compact_if_long(cur)
-    return inserted
 
 
 def _add_to_totals(cur: duckdb.DuckDBPyConnection, batch: str) -> None:

@@ -63,6 +63,21 @@ def test_loads_can_run_on_one_thread_and_the_setting_comes_back(
     warehouse.close()
 
 
+def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
+    insert = "INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())"
+    with warehouse.transaction() as cur:
+        cur.execute(insert, ["kept-1"])
+        cur.execute(insert, ["kept-2"])
+    with pytest.raises(RuntimeError), warehouse.transaction() as cur:
+        cur.execute(insert, ["lost"])
+        raise RuntimeError("a failed load")
+    rows = warehouse.fetch_all("SELECT source FROM read_positions ORDER BY source")
+    assert [r["source"] for r in rows] == ["kept-1", "kept-2"]
+    with warehouse.transaction() as cur:  # the connection is usable again
+        cur.execute(insert, ["after"])
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM read_positions") == {"n": 3}
+
+
 def test_migrations_are_applied_once(lake: Path) -> None:
     assert warehouse.migrate() == []
     versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")

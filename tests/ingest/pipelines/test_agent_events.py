@@ -5,6 +5,7 @@ import io
 import os
 from pathlib import Path
 
+import duckdb
 import orjson
 import pytest
 from django.core.management import CommandError, call_command
@@ -84,14 +85,49 @@ def test_a_crash_mid_file_loses_and_duplicates_nothing(
 
     monkeypatch.setattr(pipeline, "load_chunk", crash_on_third)
     with pytest.raises(KeyboardInterrupt):
-        run_agent_events([str(log)], chunk_bytes=4096)
+        # Two chunks a transaction: the first commits, the second is rolled back.
+        run_agent_events([str(log)], chunk_bytes=4096, commit_bytes=6000)
     loaded = count("SELECT count(*) FROM events")
     assert 0 < loaded < 300
+    assert count("SELECT sum(events) FROM run_rollups") == loaded
     monkeypatch.setattr(pipeline, "load_chunk", real_load_chunk)
     rest = run_agent_events([str(log)], chunk_bytes=4096)
     assert loaded + rest.accepted == 300
     assert count("SELECT count(*) FROM events") == 300
     assert count("SELECT count(DISTINCT source_line) FROM events") == 300
+
+
+def test_a_conflicting_transaction_is_loaded_again_from_the_stored_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(b"".join(event(i) for i in range(300)))
+    real_load_chunk = pipeline.load_chunk
+    calls = {"n": 0}
+
+    def conflict_on_third(*args: object, **kwargs: object) -> tuple[int, int]:
+        calls["n"] += 1
+        if calls["n"] == 3:  # the second transaction's first chunk
+            raise duckdb.TransactionException("Conflict on tuple deletion!")
+        return real_load_chunk(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "load_chunk", conflict_on_third)
+    summary = run_agent_events([str(log)], chunk_bytes=4096, commit_bytes=6000)
+    assert (summary.accepted, summary.duplicates) == (300, 0)
+    assert calls["n"] > 3
+    assert count("SELECT count(DISTINCT source_line) FROM events") == 300
+    assert count("SELECT count(*) FROM events") == 300
+    assert count("SELECT sum(events) FROM run_rollups") == 300
+
+    def always_conflict(*args: object, **kwargs: object) -> tuple[int, int]:
+        raise duckdb.TransactionException("Conflict on tuple deletion!")
+
+    log.write_bytes(log.read_bytes() + event(300))
+    monkeypatch.setattr(pipeline, "load_chunk", always_conflict)
+    monkeypatch.setattr(pipeline.time, "sleep", lambda seconds: None)
+    with pytest.raises(warehouse.WarehouseError, match="kept conflicting"):
+        run_agent_events([str(log)])
+    assert count("SELECT count(*) FROM events") == 300
 
 
 def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Path) -> None:
@@ -112,19 +148,34 @@ def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Pa
     rows = warehouse.fetch_all(stored, [str(whole)])
     warehouse.write(lambda cur: cur.execute("DELETE FROM events"))  # its ids, stored again
     many = run_agent_events([str(chunked)], chunk_bytes=2048)  # ~12 chunks, parsed ahead
+    rows_many = warehouse.fetch_all(stored, [str(chunked)])
+    warehouse.write(lambda cur: cur.execute("DELETE FROM events"))
+    (tmp_path / "txns").mkdir()
+    committed = tmp_path / "txns" / "a.jsonl"
+    committed.write_bytes(data)
+    # ~6 transactions of 2 chunks: ids stored by an earlier one, or earlier in this one.
+    txns = run_agent_events([str(committed)], chunk_bytes=2048, commit_bytes=3000)
 
     # e123 was only on the blank line and e200 only on the quarantined one; e7's first
     # valid line is 258, after the line that is not JSON.
     expected = (248, 2, 49)
     assert (one.accepted, one.quarantined, one.duplicates) == expected
     assert (many.accepted, many.quarantined, many.duplicates) == expected
-    assert warehouse.fetch_all(stored, [str(chunked)]) == rows
+    assert (txns.accepted, txns.quarantined, txns.duplicates) == expected
+    assert rows_many == rows
+    assert warehouse.fetch_all(stored, [str(committed)]) == rows
     assert [r["source_line"] for r in rows] == [
         n for n in range(1, 251) if n not in (8, 124, 201)
     ] + [258]
     assert warehouse.fetch_all(rejected, [str(chunked)]) == warehouse.fetch_all(
         rejected, [str(whole)]
     )
+    assert warehouse.fetch_all(rejected, [str(committed)]) == warehouse.fetch_all(
+        rejected, [str(whole)]
+    )
+    # Each load added its 248 events to the totals (the test's DELETEs bypass them).
+    runs = warehouse.fetch_one("SELECT sum(events) AS events FROM run_rollups")
+    assert runs == {"events": 3 * 248}
     assert [r["line_no"] for r in warehouse.fetch_all(rejected, [str(whole)])] == [8, 201]
 
 
@@ -156,11 +207,18 @@ def test_a_position_moved_by_another_process_is_not_loaded_twice(tmp_path: Path)
     found = pipeline.files.find_files([str(log)])[0]
     stale = pipeline.read_position(pipeline.SOURCE_KIND, str(log))
     run_agent_events([str(log)])  # the other process wins
-    parsed = pipeline.parse_chunk(log.read_bytes(), first_line_no=1, base_offset=0)
-    new = pipeline.Position(found.file_key, found.size, 2)
+    assert stale is None
     with pytest.raises(pipeline.PositionMoved):
-        warehouse.write(pipeline._loader(parsed, str(log), stale, new))
+        pipeline._ingest_from(
+            found,
+            str(log),
+            (stale, pipeline.Position(found.file_key, 0, 0)),
+            pipeline.IngestSummary(),
+            None,
+            (pipeline.CHUNK_BYTES, pipeline.COMMIT_BYTES),
+        )
     assert count("SELECT count(*) FROM events") == 2
+    assert count("SELECT sum(events) FROM run_rollups") == 2  # its totals rolled back too
 
 
 def test_the_api_accepts_a_json_array(tmp_path: Path) -> None:
