@@ -82,6 +82,21 @@ class ParsedChunk:
     def valid(self) -> int:
         return self.events.num_rows - self.rejected.num_rows
 
+    def numbered_from(self, first_line_no: int) -> ParsedChunk:
+        """This chunk, parsed as if from line 1, with its first line numbered
+        `first_line_no` instead."""
+        shift = first_line_no - 1
+        if shift == 0:
+            return self
+
+        def shifted(table: pa.Table) -> pa.Table:
+            index = table.schema.get_field_index("line_no")
+            return table.set_column(index, "line_no", pc.add(table.column(index), shift))
+
+        return ParsedChunk(
+            shifted(self.events), shifted(self.rejected), self.lines, shifted(self.candidates)
+        )
+
 
 def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedChunk:
     """Parse whole lines: typed read_json for the lines that cannot hide a mistyped value,
@@ -364,17 +379,24 @@ def _parsed_chunks(
         warehouse.single_threaded(),
         ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events") as pool,
     ):
+        # Chunks are parsed as if each began at line 1 (their lines are not counted
+        # before they are parsed), and numbered as they come back, in order.
         line_no = position.line_no
         pending: deque[tuple[files.Chunk, Future[ParsedChunk]]] = deque()
+
+        def oldest() -> tuple[files.Chunk, ParsedChunk]:
+            nonlocal line_no
+            chunk, parsed = pending.popleft()
+            numbered = parsed.result().numbered_from(line_no + 1)
+            line_no += numbered.lines
+            return chunk, numbered
+
         for chunk in chunks:
-            pending.append((chunk, pool.submit(_parse, chunk, line_no + 1)))
-            line_no += chunk.data.count(b"\n")
+            pending.append((chunk, pool.submit(_parse, chunk, 1)))
             if len(pending) > PARSE_AHEAD:
-                done, parsed = pending.popleft()
-                yield done, parsed.result()
+                yield oldest()
         while pending:
-            done, parsed = pending.popleft()
-            yield done, parsed.result()
+            yield oldest()
 
 
 def _parse(chunk: files.Chunk, first_line_no: int) -> ParsedChunk:
