@@ -16,7 +16,7 @@ import pytest
 from analytics import warehouse
 from analytics.queries import runs
 from ingest.pipelines import run_rollups
-from ingest.pipelines.agent_events import ingest_body
+from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
 from tests.conftest import SHARED
 
@@ -128,6 +128,22 @@ def test_each_batch_alone_is_already_exact() -> None:
     for batch in BATCHES:
         ingest_body(batch)
         assert runs.list_runs() == every_event()
+
+
+@pytest.mark.parametrize("commit_bytes", [1 << 20, 1])
+def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
+    tmp_path: Path, commit_bytes: int
+) -> None:
+    # About 10 chunks: all of them in one transaction, whose totals are added at its end
+    # (shas re-logged and first loggings replaced within it), or each in its own.
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(b"".join(BATCHES))
+    summary = run_agent_events([str(log)], chunk_bytes=256, commit_bytes=commit_bytes)
+    assert (summary.accepted, summary.duplicates) == (16, 2)
+    listed = runs.list_runs()
+    assert listed == every_event()
+    r1 = next(r for r in listed if r["run"] == "r1")
+    assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (4, 11, 3, 5)
 
 
 def test_rows_folded_into_one_per_run_keep_the_totals(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -248,7 +264,7 @@ def test_every_writer_of_events_goes_through_run_rollups() -> None:
         if writes.search(path.read_text())
     }
     # Each of these hands its statement to run_rollups.insert_events or update_events;
-    # the agent-event ingest hands its new rows to run_rollups.insert_rows.
+    # the agent-event ingest hands its new rows to run_rollups.PendingTotals.
     assert writers == {
         "ingest/pipelines/run_rollups.py",
         "ingest/pipelines/adapter_loading.py",
