@@ -69,6 +69,21 @@ def test_it_counts_resent_ids_as_duplicates(tmp_path: Path) -> None:
     assert count("SELECT count(*) FROM events WHERE id = 'e1'") == 1
 
 
+@pytest.mark.parametrize("listed_runs_up_to", [100, 0])
+def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_runs_up_to: int
+) -> None:
+    # Up to LISTED_RUNS_UP_TO runs, the stored ids are looked up in their runs' files only.
+    monkeypatch.setattr(pipeline, "LISTED_RUNS_UP_TO", listed_runs_up_to)
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(event(1) + event(2) + event(3, run="other"))
+    second.write_bytes(event(2) + event(3, run="other") + event(3) + event(4, run="third"))
+    assert run_agent_events([str(first)]).accepted == 3
+    again = run_agent_events([str(second)])
+    assert (again.accepted, again.duplicates) == (2, 2)  # e3 of run r, and e4: new
+    assert count("SELECT count(*) FROM events") == 5
+
+
 def test_a_crash_mid_file_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
