@@ -82,6 +82,7 @@ class ParsedChunk:
     # The valid events that may be new: of lines sharing a run + id, the first. Columns:
     # EVENT_COLUMNS and line_no. Worked out here, in the parse thread, to spare the load.
     candidates: pa.Table
+    size: int  # bytes parsed (the chunk's own are not kept: they would hold memory)
 
     @property
     def valid(self) -> int:
@@ -99,7 +100,11 @@ class ParsedChunk:
             return table.set_column(index, "line_no", pc.add(table.column(index), shift))
 
         return ParsedChunk(
-            shifted(self.events), shifted(self.rejected), self.lines, shifted(self.candidates)
+            shifted(self.events),
+            shifted(self.rejected),
+            self.lines,
+            shifted(self.candidates),
+            self.size,
         )
 
 
@@ -112,7 +117,11 @@ def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedC
     if events is None:
         events = _exact_path(cur, lines)
     return ParsedChunk(
-        events, _rejected(events, lines, first_line_no), lines.num_rows, _candidates(events)
+        events,
+        _rejected(events, lines, first_line_no),
+        lines.num_rows,
+        _candidates(events),
+        len(data),
     )
 
 
@@ -356,15 +365,15 @@ def _ingest_from(
                 # Chunks join the transaction until it holds commit_bytes; the next one
                 # is parsed meanwhile.
                 while item is not None:
-                    chunk, parsed = item
+                    end_offset, parsed = item
                     accepted, quarantined = load_chunk(cur, parsed, source, totals)
-                    new = Position(log.file_key, chunk.end_offset, new.line_no + parsed.lines)
+                    new = Position(log.file_key, end_offset, new.line_no + parsed.lines)
                     done.accepted += accepted
                     done.quarantined += quarantined
                     done.duplicates += parsed.valid - accepted
-                    done.bytes += len(chunk.data)
+                    done.bytes += parsed.size
                     if bar is not None:
-                        bar.update(len(chunk.data))
+                        bar.update(parsed.size)
                     item = next(chunks, None) if done.bytes < commit_bytes else None
                 totals.add(cur)
                 advance_position(cur, SOURCE_KIND, source, expected, new)
@@ -379,8 +388,8 @@ def _ingest_from(
 
 def _parsed_chunks(
     log: files.LogFile, position: Position, chunk_bytes: int
-) -> Generator[tuple[files.Chunk, ParsedChunk], None, None]:
-    """Each chunk from `position` on, parsed. When there is more than one, the next
+) -> Generator[tuple[int, ParsedChunk], None, None]:
+    """Each chunk from `position` on, parsed, with the offset after it. When there is more than one, the next
     PARSE_AHEAD are parsed in worker threads while the caller loads this one: DuckDB,
     Arrow and NumPy release the GIL, so parsing and loading share the cores. Meanwhile
     DuckDB runs each statement on one thread: its statements on a chunk gain little from
@@ -388,7 +397,7 @@ def _parsed_chunks(
     with two (2 cores). At most PARSE_AHEAD parsed chunks wait, which bounds memory."""
     if files.end_offset(log) - position.byte_offset <= chunk_bytes:
         for chunk in files.read_chunks(log, position.byte_offset, chunk_bytes):
-            yield chunk, _parse(chunk, position.line_no + 1)
+            yield chunk.end_offset, _parse(chunk, position.line_no + 1)
         return
     chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
     with (
@@ -398,17 +407,18 @@ def _parsed_chunks(
         # Chunks are parsed as if each began at line 1 (their lines are not counted
         # before they are parsed), and numbered as they come back, in order.
         line_no = position.line_no
-        pending: deque[tuple[files.Chunk, Future[ParsedChunk]]] = deque()
+        pending: deque[tuple[int, Future[ParsedChunk]]] = deque()
 
-        def oldest() -> tuple[files.Chunk, ParsedChunk]:
+        def oldest() -> tuple[int, ParsedChunk]:
             nonlocal line_no
-            chunk, parsed = pending.popleft()
+            end_offset, parsed = pending.popleft()
             numbered = parsed.result().numbered_from(line_no + 1)
             line_no += numbered.lines
-            return chunk, numbered
+            return end_offset, numbered
 
         for chunk in chunks:
-            pending.append((chunk, pool.submit(_parse, chunk, 1)))
+            pending.append((chunk.end_offset, pool.submit(_parse, chunk, 1)))
+            del chunk  # its bytes go once parsed
             if len(pending) > PARSE_AHEAD:
                 yield oldest()
         while pending:

@@ -147,8 +147,9 @@ def read_chunks(
             if cut == 0:
                 carry = block
                 continue
-            carry = block[cut:]
-            yield Chunk(block[:cut], position, position + cut)
+            carry, lines = block[cut:], block[:cut]
+            del block  # not held while the caller has the chunk
+            yield Chunk(lines, position, position + cut)
             position += cut
         if carry and log.compressed:
             yield Chunk(carry + b"\n", position, position + len(carry))
