@@ -1,8 +1,8 @@
 """Agent-event ingest: files (or an HTTP body) -> parse -> validate -> load, exactly once.
 
-Owns the read position of every agent-event file: each chunk of whole lines is loaded in
-one warehouse transaction together with the position after it, so a crash mid-file
-loses and duplicates nothing, a re-run reads nothing twice, and a file that grew is read
+Owns the read position of every agent-event file: chunks of whole lines are loaded in a
+warehouse transaction together with the position after the last of them, so a crash
+mid-file loses and duplicates nothing, a re-run reads nothing twice, and a file that grew is read
 from where it stopped. Events re-sent with the same run + id are stored once, and the
 run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
 """
@@ -389,12 +389,13 @@ def _ingest_from(
 def _parsed_chunks(
     log: files.LogFile, position: Position, chunk_bytes: int
 ) -> Generator[tuple[int, ParsedChunk], None, None]:
-    """Each chunk from `position` on, parsed, with the offset after it. When there is more than one, the next
-    PARSE_AHEAD are parsed in worker threads while the caller loads this one: DuckDB,
-    Arrow and NumPy release the GIL, so parsing and loading share the cores. Meanwhile
-    DuckDB runs each statement on one thread: its statements on a chunk gain little from
-    more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that way against 17-18 s
-    with two (2 cores). At most PARSE_AHEAD parsed chunks wait, which bounds memory."""
+    """Each chunk from `position` on, parsed, with the offset after it. When there is more
+    than one, the next PARSE_AHEAD are parsed in worker threads while the caller loads
+    this one: DuckDB, Arrow and NumPy release the GIL, so parsing and loading share the
+    cores. Meanwhile DuckDB runs each statement on one thread: its statements on a chunk
+    gain little from more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that
+    way against 17-18 s with two (2 cores). At most PARSE_AHEAD parsed chunks wait, which
+    bounds memory."""
     if files.end_offset(log) - position.byte_offset <= chunk_bytes:
         for chunk in files.read_chunks(log, position.byte_offset, chunk_bytes):
             yield chunk.end_offset, _parse(chunk, position.line_no + 1)
