@@ -171,19 +171,16 @@ ORDER BY g.gap_start
 AGENTS_SQL = (
     _RUN_EVENTS
     + """,
-first_links AS (
-    -- A spawn event is authoritative for an agent's parent and role; otherwise the first
-    -- event that names them.
+figures AS (
+    -- One pass over the run's events (two, one for the links and one for the figures,
+    -- took 155-184 ms against 120-127 for a 500,000-event run). A spawn event is
+    -- authoritative for an agent's parent and role; otherwise the first event that
+    -- names them.
     SELECT agent,
            arg_min(parent, (event <> 'spawn', ts, source_line))
                FILTER (WHERE parent IS NOT NULL) AS parent,
            arg_min(role, (event <> 'spawn', ts, source_line))
-               FILTER (WHERE role IS NOT NULL) AS role
-    FROM run_events
-    GROUP BY agent
-),
-figures AS (
-    SELECT agent,
+               FILTER (WHERE role IS NOT NULL) AS role,
            count(*) AS events,
            count(*) FILTER (WHERE is_commit) AS commits,
            count(*) FILTER (WHERE is_error) AS errors,
@@ -199,13 +196,13 @@ figures AS (
     GROUP BY agent
 ),
 named_parents AS (
-    SELECT DISTINCT parent AS agent FROM first_links
+    SELECT DISTINCT parent AS agent FROM figures
     WHERE parent IS NOT NULL AND parent NOT IN (SELECT agent FROM figures)
 )
-SELECT f.agent, l.parent, l.role, f.events, f.commits, f.errors, f.attempts,
-       f.input_tokens, f.cached_input_tokens, f.cache_write_tokens, f.output_tokens,
-       f.cost_usd, f.first_ts, f.last_ts
-FROM figures AS f LEFT JOIN first_links AS l USING (agent)
+SELECT agent, parent, role, events, commits, errors, attempts,
+       input_tokens, cached_input_tokens, cache_write_tokens, output_tokens,
+       cost_usd, first_ts, last_ts
+FROM figures
 UNION ALL
 SELECT agent, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL FROM named_parents
 ORDER BY agent
