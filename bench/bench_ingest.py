@@ -136,10 +136,9 @@ def run() -> None:
             f"   stored {stored['n'] if stored else 0:,}, quarantined {summaries[0].quarantined:,}",
             flush=True,
         )
-        warehouse.close()
+        warehouse.close()  # the child process is the only writer from here
     shutil.rmtree(own)
 
-    warehouse.close()  # the child process is the only writer from here
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     done: list[subprocess.CompletedProcess[bytes]] = []
     ours = _time(

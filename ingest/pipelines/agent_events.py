@@ -44,7 +44,7 @@ from ingest.pipelines.loading import (
 from ingest.sources import files
 
 SOURCE_KIND = parser.SOURCE_KIND
-log_ = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is worth drawing
 # Several chunks are loaded in one transaction, up to this many bytes: each transaction
 # costs ~0.1 s of CPU of its own (the lake's snapshot, the position, the commit, and the
@@ -320,15 +320,16 @@ def ingest_file(
             )
             return summary, reached
         except PositionMoved:
-            pass  # another process loaded what we parsed: go on from where it got to
+            # Another process loaded what we parsed: go on from where it got to.
+            stored = read_position(SOURCE_KIND, source)
         except duckdb.TransactionException as exc:
-            # Rolled back whole: start again from the position the warehouse has.
+            # Rolled back whole: after a pause, start again from the stored position.
             conflicts += 1
             if conflicts == CONFLICT_ATTEMPTS:
                 raise warehouse.WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
-            log_.warning("agent-event load conflicted (attempt %d): %s", conflicts, exc)
+            logger.warning("agent-event load conflicted (attempt %d): %s", conflicts, exc)
             time.sleep(0.1 * 2 ** (conflicts - 1))
-        stored = read_position(SOURCE_KIND, source)
+            stored = read_position(SOURCE_KIND, source)
 
 
 def _ingest_from(
