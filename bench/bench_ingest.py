@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -64,28 +65,25 @@ def _write_file(path: Path) -> None:
     con.close()
 
 
-def _time(label: str, work: object) -> float:
-    started = time.perf_counter()
-    work()  # type: ignore[operator]
-    seconds = time.perf_counter() - started
-    print(f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s)", flush=True)
-    return seconds
-
-
-def _median_time(label: str, work: object, setup: object, times: int = 3) -> float:
-    """The median of `times` runs (this machine's timings vary by +-20% from run to run)."""
+def _time(
+    label: str,
+    work: Callable[[], object],
+    *,
+    setup: Callable[[], object] | None = None,
+    times: int = 1,
+) -> float:
+    """The median of `times` runs of `work`, each after `setup` (this machine's timings
+    vary by +-20% from run to run)."""
     runs = []
     for _ in range(times):
-        setup()  # type: ignore[operator]
+        if setup is not None:
+            setup()
         started = time.perf_counter()
-        work()  # type: ignore[operator]
+        work()
         runs.append(time.perf_counter() - started)
     seconds = statistics.median(runs)
-    print(
-        f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s; "
-        f"runs {', '.join(f'{r:.2f}' for r in runs)})",
-        flush=True,
-    )
+    each = f"; runs {', '.join(f'{r:.2f}' for r in runs)}" if times > 1 else ""
+    print(f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s{each})", flush=True)
     return seconds
 
 
@@ -97,21 +95,23 @@ def run() -> None:
     print(f"   file: {EVENTS:,} events, {path.stat().st_size / 1e6:.0f} MB", flush=True)
 
     memory = duckdb.connect()
-    plain = _median_time(
+    plain = _time(
         "DuckDB read_json -> in-memory table",
         lambda: memory.execute(
             f"CREATE TABLE t AS SELECT * FROM read_json('{path}', format = 'newline_delimited')"
         ),
-        lambda: memory.execute("DROP TABLE IF EXISTS t"),
+        setup=lambda: memory.execute("DROP TABLE IF EXISTS t"),
+        times=3,
     )
     memory.close()
     cur = warehouse.cursor()  # opened before timing, as for our in-process run below
-    lake = _median_time(
+    lake = _time(
         "DuckDB read_json -> DuckLake table",
         lambda: cur.execute(
             f"CREATE TABLE bench_read_json AS SELECT * FROM read_json('{path}', format = 'newline_delimited')"
         ),
-        lambda: cur.execute("DROP TABLE IF EXISTS bench_read_json"),
+        setup=lambda: cur.execute("DROP TABLE IF EXISTS bench_read_json"),
+        times=3,
     )
     cur.execute("DROP TABLE bench_read_json")
 

@@ -51,13 +51,23 @@ GROUP BY run
 
 _STAMP_USED = "SELECT count(*) FROM events WHERE ingested_at = ?"
 
+# The columns of stored rows that the totals read.
+_TOTALS_INPUT = (
+    "run",
+    "agent",
+    "ts",
+    "event",
+    "ok",
+    "commit_sha",
+    "source",
+    "source_line",
+    "input_tokens",
+    "output_tokens",
+    "source_kind",
+)
+
 # The rows one insert_events() call stored: no other row has their stamp.
-_BATCH_SQL = """
-SELECT run, agent, ts, event, ok, commit_sha, source, source_line, input_tokens,
-       output_tokens, source_kind
-FROM events
-WHERE ingested_at = ?
-"""
+_BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at = ?"
 
 # The batch's first logging of each (run, sha) that is now the first logging of all: the
 # sha is new to the run, or this logging sorts before the stored one by (ts, source,
@@ -179,22 +189,6 @@ def insert_events(
         cur.unregister("batch_events")
     _compact_if_long(cur)
     return inserted
-
-
-# The columns of stored rows that the totals read.
-_TOTALS_INPUT = (
-    "run",
-    "agent",
-    "ts",
-    "event",
-    "ok",
-    "commit_sha",
-    "source",
-    "source_line",
-    "input_tokens",
-    "output_tokens",
-    "source_kind",
-)
 
 
 class PendingTotals:
