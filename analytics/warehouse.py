@@ -29,6 +29,12 @@ log = logging.getLogger(__name__)
 
 LAKE = "lake"
 DUCKDB_VERSION = "v1.5.5"
+# An insert of up to this many rows is kept in the catalog (DuckLake's data inlining)
+# instead of becoming a Parquet file of its own; ducklake_flush_inlined_data writes them out.
+INLINED_ROWS_UP_TO = 100
+# Files in the data path that no snapshot knows are deleted by maintenance once this old:
+# a load that died between writing a file and committing it (add_data_file) leaves one.
+ORPHANS_OLDER_THAN_HOURS = 24
 
 # (pip package, file it ships, name DuckDB expects): DuckDB derives the entry point from
 # the file name, and the sqlite/postgres packages ship theirs without the _scanner suffix.
@@ -153,7 +159,7 @@ def _open_database() -> duckdb.DuckDBPyConnection:
             Path(data_path).mkdir(parents=True, exist_ok=True)
         con.execute(
             f"ATTACH {_literal(url)} AS {LAKE} "
-            f"(DATA_PATH {_literal(data_path)}, DATA_INLINING_ROW_LIMIT 100)"
+            f"(DATA_PATH {_literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d})"
         )
         con.execute(f"USE {LAKE}")
     except duckdb.Error as exc:
@@ -165,8 +171,9 @@ def _open_database() -> duckdb.DuckDBPyConnection:
 
 
 def _literal(value: str) -> str:
-    """Quote an operator-supplied setting for statements that take no bound parameters
-    (ATTACH, CREATE SECRET); request data never reaches these."""
+    """Quote an operator-supplied setting, or a path made from one, for statements that
+    take no bound parameters (ATTACH, CREATE SECRET, COPY TO); request data never reaches
+    these."""
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -325,6 +332,52 @@ def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) 
     raise AssertionError("unreachable")
 
 
+def local_table_dir(table: str) -> Path | None:
+    """The folder of a lake table's Parquet files when the data path is local (None for
+    S3): a Parquet file written there can join the table through add_data_file()."""
+    if settings.FLEETSCOPE_WAREHOUSE_DATA.startswith("s3://"):
+        return None
+    metadata = f"__ducklake_metadata_{LAKE}"
+    row = fetch_one(
+        f"""
+        SELECT m.value AS data_path, s.path AS schema_path, s.path_is_relative AS schema_rel,
+               t.path AS table_path, t.path_is_relative AS table_rel
+        FROM {metadata}.ducklake_table AS t
+        JOIN {metadata}.ducklake_schema AS s USING (schema_id)
+        JOIN {metadata}.ducklake_metadata AS m ON m.key = 'data_path' AND m.scope IS NULL
+        WHERE t.table_name = ? AND s.schema_name = 'main'
+          AND t.end_snapshot IS NULL AND s.end_snapshot IS NULL
+        """,
+        [table],
+    )
+    if row is None:
+        raise WarehouseError(f"no table {table} in the warehouse (run migrate)")
+    folder = Path(row["table_path"])
+    if row["table_rel"]:
+        folder = Path(row["schema_path"]) / folder
+        if row["schema_rel"]:
+            folder = Path(row["data_path"]) / folder
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def copy_to_parquet(cur: duckdb.DuckDBPyConnection, relation: str, path: Path) -> None:
+    """Write every column of the relation `relation` (a name the caller registered) to a
+    Parquet file: on the calling thread, outside any lake transaction."""
+    cur.execute(f"COPY (SELECT * FROM {relation}) TO {_literal(str(path))} (FORMAT parquet)")
+
+
+def add_data_file(cur: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
+    """Make a Parquet file (columns named as the table's; those it lacks read as NULL)
+    part of `table` in the caller's transaction: its rows are not written again. From then
+    on the lake owns the file (merges and cleanup may delete it). A transaction that rolls
+    back leaves the file behind: run_maintenance() deletes it a day later."""
+    cur.execute(
+        f"CALL ducklake_add_data_files('{LAKE}', ?, ?, allow_missing => true)",
+        [table, str(path)],
+    )
+
+
 def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
     try:
         cur.execute("ROLLBACK")
@@ -387,6 +440,11 @@ def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
         maintain(cur)
         files = cur.execute(
             f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
+        ).fetchall()
+        files += cur.execute(
+            f"CALL ducklake_delete_orphaned_files('{LAKE}', "
+            "older_than => now() - to_hours(?::INTEGER))",
+            [ORPHANS_OLDER_THAN_HOURS],
         ).fetchall()
     snapshots = fetch_one(f"SELECT count(*) AS n FROM {LAKE}.snapshots()")
     return {

@@ -5,6 +5,10 @@ warehouse transaction together with the position after the last of them, so a cr
 mid-file loses and duplicates nothing, a re-run reads nothing twice, and a file that grew is read
 from where it stopped. Events re-sent with the same run + id are stored once, and the
 run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
+
+A long file's chunks are read, parsed and written to Parquet ("staged") by worker
+threads, two at a time; the loading thread only looks up which of a chunk's ids are stored
+already and, when none is, adds the chunk's Parquet file to events as it is.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,16 +63,21 @@ CHUNK_BYTES = 32 * 1024 * 1024
 # Chunks parsed at once while one loads: with two, the 2 cores stay busier (bench_ingest:
 # 5.5-6.4 s against 6.3-7.0 s with one, for about 70 MiB more at the peak).
 PARSE_AHEAD = 2
+# Staged chunks (small: their rows are in Parquet files) wait for the loading thread up
+# to this many at once, so the workers go on while it commits a transaction.
+STAGED_AHEAD = 2
 
-# `candidate_events` (ParsedChunk.candidates) -> the lines of those whose run + id is
-# stored already: duplicates, not stored again. `{stored}` is events, or events of the
-# chunk's runs (STORED_OF_RUNS) when they are few: given as constants, the lake reads only
-# the files whose runs (min/max) can match, not every stored event (with 10,000,000 in 20
-# runs, one run's 1,000 candidates took 42 ms that way against 422 ms).
+# `candidate_events` (StagedChunk.keys) -> the lines of those whose run + id is stored
+# already: duplicates, not stored again. `{stored}` is events, or events of the chunk's
+# runs (STORED_OF_RUNS) when they are few: given as constants, the lake reads only the
+# files whose runs (min/max) can match, not every stored event (with 10,000,000 in 20
+# runs, one run's 1,000 candidates took 42 ms that way against 422 ms). An inner join
+# (a line may come back twice) hashes the chunk's side, not the stored one: 36 ms against
+# 67-73 ms for a SEMI JOIN of a 134,000-event chunk with 538,000 stored.
 STORED_IDS_SQL = """
-SELECT b.line_no
-FROM candidate_events AS b
-SEMI JOIN {stored} AS e ON e.run = b.run AND e.id = b.id
+SELECT b.source_line
+FROM {stored} AS e
+JOIN candidate_events AS b ON e.run = b.run AND e.id = b.id
 """
 STORED_OF_RUNS = "(SELECT run, id FROM events WHERE run IN ({runs}))"
 LISTED_RUNS_UP_TO = 100
@@ -106,6 +115,37 @@ class ParsedChunk:
             shifted(self.candidates),
             self.size,
         )
+
+
+@dataclass
+class StagedChunk:
+    """A parsed chunk ready to load, its candidate events stamped as events stores them:
+    in a Parquet file (`file`) or, when they are few enough to be inlined in the catalog,
+    in memory (`rows`). The load keeps only their ids and totals' columns in memory."""
+
+    keys: pa.Table  # the candidates' id and run_rollups.TOTALS_INPUT columns
+    rejected: pa.Table
+    lines: int
+    valid: int
+    size: int
+    file: Path | None = None
+    rows: pa.Table | None = None
+    added: bool = False  # the file was added to events as it is (load_chunk)
+
+    def discard(self) -> None:
+        """Delete the staged file: once its rows are copied into the lake, or when they
+        will not be loaded."""
+        if self.file is not None:
+            self.file.unlink(missing_ok=True)
+
+
+def _discard_after(chunks: Iterable[StagedChunk], *, committing: bool) -> None:
+    """Delete the staged files a transaction leaves: all of them when it rolled back
+    before its COMMIT, else those it did not add to events (which the lake now owns; if
+    the COMMIT itself failed, run_maintenance deletes them as orphans)."""
+    for chunk in chunks:
+        if not (committing and chunk.added):
+            chunk.discard()
 
 
 def parse_chunk(data: bytes, *, first_line_no: int, base_offset: int) -> ParsedChunk:
@@ -218,40 +258,79 @@ def _rejected(events: pa.Table, lines: pa.Table, first_line_no: int) -> pa.Table
     )
 
 
+def stage_chunk(parsed: ParsedChunk, source: str, folder: Path) -> StagedChunk:
+    """Stamp a parsed chunk's candidates and write them to a Parquet file in `folder`
+    (kept in memory instead when the catalog would inline them)."""
+    rows = _stamped(parsed.candidates, source)
+    staged = StagedChunk(
+        rows.select(["id", *run_rollups.TOTALS_INPUT]),
+        parsed.rejected,
+        parsed.lines,
+        parsed.valid,
+        parsed.size,
+    )
+    if rows.num_rows <= warehouse.INLINED_ROWS_UP_TO:
+        staged.rows = rows
+        return staged
+    staged.file = folder / f"fleetscope-{uuid.uuid4()}.parquet"
+    cur = warehouse.cursor()
+    cur.register("staged_rows", rows)
+    try:
+        warehouse.copy_to_parquet(cur, "staged_rows", staged.file)
+    finally:
+        cur.unregister("staged_rows")
+    return staged
+
+
 def load_chunk(
     cur: duckdb.DuckDBPyConnection,
-    chunk: ParsedChunk,
+    chunk: StagedChunk,
     source: str,
     totals: run_rollups.PendingTotals,
+    lake_dir: Path | None,
 ) -> tuple[int, int]:
-    """Insert a parsed chunk's new events and rejected lines; returns (accepted,
-    quarantined). The events' run totals wait in `totals` for the transaction's end."""
-    accepted = 0
-    candidates = chunk.candidates
-    if candidates.num_rows:
-        stored = _stored_lines(cur, candidates)
+    """Store a staged chunk's new events and rejected lines; returns (accepted,
+    quarantined). A staged file in `lake_dir` (the events table's own folder) whose events
+    are all new is added to events as it is; otherwise its new rows are inserted (the
+    caller deletes the file after the transaction: _discard_after). The events' run
+    totals wait in `totals` for the transaction's end."""
+    keys = chunk.keys
+    chunk.added = False
+    if keys.num_rows:
+        stored = _stored_lines(cur, keys)
         if len(stored):
-            candidates = candidates.filter(
-                pc.invert(pc.is_in(candidates.column("line_no"), value_set=stored))
-            )
-        accepted = totals.insert(cur, _stamped(candidates, source))
+            keys = keys.filter(pc.invert(pc.is_in(keys.column("source_line"), value_set=stored)))
+        if chunk.file is not None and not len(stored) and chunk.file.parent == lake_dir:
+            totals.add_file(cur, chunk.file, keys)
+            chunk.added = True
+        else:
+            rows = chunk.rows
+            if rows is None:
+                assert chunk.file is not None
+                rows = cur.execute("SELECT * FROM read_parquet(?)", [str(chunk.file)])
+                rows = rows.to_arrow_table()
+            if len(stored):
+                rows = rows.filter(
+                    pc.is_in(rows.column("source_line"), value_set=keys.column("source_line"))
+                )
+            totals.insert(cur, rows)
     quarantined = insert_quarantine(cur, SOURCE_KIND, source, chunk.rejected)
-    return accepted, quarantined
+    return keys.num_rows, quarantined
 
 
-def _stored_lines(cur: duckdb.DuckDBPyConnection, candidates: pa.Table) -> pa.ChunkedArray:
-    """The line_no of each candidate whose run + id is stored already."""
-    runs = pc.unique(candidates.column("run")).to_pylist()
+def _stored_lines(cur: duckdb.DuckDBPyConnection, keys: pa.Table) -> pa.ChunkedArray:
+    """The source_line of each candidate whose run + id is stored already."""
+    runs = pc.unique(keys.column("run")).to_pylist()
     if len(runs) <= LISTED_RUNS_UP_TO:
         stored = STORED_OF_RUNS.format(runs=", ".join("?" * len(runs)))
     else:
         stored, runs = "events", []
-    cur.register("candidate_events", candidates)
+    cur.register("candidate_events", keys.select(["run", "id", "source_line"]))
     try:
         found = cur.execute(STORED_IDS_SQL.format(stored=stored), runs).to_arrow_table()
     finally:
         cur.unregister("candidate_events")
-    return found.column("line_no")
+    return found.column("source_line")
 
 
 def _stamped(rows: pa.Table, source: str) -> pa.Table:
@@ -332,6 +411,14 @@ def ingest_file(
             stored = read_position(SOURCE_KIND, source)
 
 
+def _staging_dirs() -> tuple[Path | None, Path]:
+    """(the events table's own folder, when the lake's data path is local; the folder
+    chunks are staged in): staged files are added to events from the first as they are,
+    and copied into the lake (inserted) from anywhere else."""
+    lake_dir = warehouse.local_table_dir("events")
+    return lake_dir, lake_dir or files.chunk_dir(Path(settings.DATA_DIR))
+
+
 def _ingest_from(
     log: files.LogFile,
     source: str,
@@ -345,6 +432,8 @@ def _ingest_from(
     expected, position = start
     chunk_bytes, commit_bytes = sizes
     remaining = files.end_offset(log) - position.byte_offset
+    if remaining <= 0 and not log.compressed:
+        return position  # nothing new (a tailed folder's usual file)
     bar = None
     if progress is not None and remaining >= PROGRESS_MIN_BYTES:
         bar = tqdm(
@@ -356,28 +445,36 @@ def _ingest_from(
             mininterval=0.5,
             leave=False,
         )
-    chunks = _parsed_chunks(log, position, chunk_bytes)
+    lake_dir, staging = _staging_dirs()
+    chunks = _staged_chunks(log, position, chunk_bytes, source, staging)
     try:
         while (item := next(chunks, None)) is not None:
             done = IngestSummary()
-            with warehouse.transaction() as cur:
-                totals = run_rollups.PendingTotals()
-                new = position
-                # Chunks join the transaction until it holds commit_bytes; the next one
-                # is parsed meanwhile.
-                while item is not None:
-                    end_offset, parsed = item
-                    accepted, quarantined = load_chunk(cur, parsed, source, totals)
-                    new = Position(log.file_key, end_offset, new.line_no + parsed.lines)
-                    done.accepted += accepted
-                    done.quarantined += quarantined
-                    done.duplicates += parsed.valid - accepted
-                    done.bytes += parsed.size
-                    if bar is not None:
-                        bar.update(parsed.size)
-                    item = next(chunks, None) if done.bytes < commit_bytes else None
-                totals.add(cur)
-                advance_position(cur, SOURCE_KIND, source, expected, new)
+            taken: list[StagedChunk] = []
+            committing = False
+            try:
+                with warehouse.transaction() as cur:
+                    totals = run_rollups.PendingTotals()
+                    new = position
+                    # Chunks join the transaction until it holds commit_bytes; the next
+                    # ones are parsed meanwhile.
+                    while item is not None:
+                        end_offset, staged = item
+                        taken.append(staged)
+                        accepted, quarantined = load_chunk(cur, staged, source, totals, lake_dir)
+                        new = Position(log.file_key, end_offset, new.line_no + staged.lines)
+                        done.accepted += accepted
+                        done.quarantined += quarantined
+                        done.duplicates += staged.valid - accepted
+                        done.bytes += staged.size
+                        if bar is not None:
+                            bar.update(staged.size)
+                        item = next(chunks, None) if done.bytes < commit_bytes else None
+                    totals.add(cur)
+                    advance_position(cur, SOURCE_KIND, source, expected, new)
+                    committing = True
+            finally:
+                _discard_after(taken, committing=committing)
             summary.add(done)  # committed
             expected = position = new
     finally:
@@ -387,48 +484,73 @@ def _ingest_from(
     return position
 
 
-def _parsed_chunks(
-    log: files.LogFile, position: Position, chunk_bytes: int
-) -> Generator[tuple[int, ParsedChunk], None, None]:
-    """Each chunk from `position` on, parsed, with the offset after it. When there is more
-    than one, the next PARSE_AHEAD are parsed in worker threads while the caller loads
-    this one: DuckDB, Arrow and NumPy release the GIL, so parsing and loading share the
-    cores. Meanwhile DuckDB runs each statement on one thread: its statements on a chunk
-    gain little from more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that
-    way against 17-18 s with two (2 cores). At most PARSE_AHEAD parsed chunks wait, which
-    bounds memory."""
+def _staged_chunks(
+    log: files.LogFile, position: Position, chunk_bytes: int, source: str, folder: Path
+) -> Generator[tuple[int, StagedChunk], None, None]:
+    """Each chunk from `position` on, read, parsed and staged, with the offset after it.
+    When there is more than one, worker threads read, parse and stage the next
+    PARSE_AHEAD at once while the caller loads this one: DuckDB, Arrow and NumPy release
+    the GIL, so they share the cores. Meanwhile DuckDB runs each statement on one thread:
+    its statements on a chunk gain little from more, and bench_ingest's 1,000,000 events
+    took 11-13 s of CPU that way against 17-18 s with two (2 cores). Chunks being parsed
+    (PARSE_AHEAD) and staged ones waiting (STAGED_AHEAD) are bounded, which bounds memory."""
+    first_line = Future[int]()
+    first_line.set_result(position.line_no)
     if files.end_offset(log) - position.byte_offset <= chunk_bytes:
-        for chunk in files.read_chunks(log, position.byte_offset, chunk_bytes):
-            yield chunk.end_offset, _parse(chunk, position.line_no + 1)
+        with files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs:
+            for ref in refs:
+                after = Future[int]()
+                yield ref.end_offset, _stage(ref, first_line, after, source, folder)
+                first_line = after
         return
-    chunks = files.read_chunks(log, position.byte_offset, chunk_bytes)
     with (
+        files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs,
         warehouse.single_threaded(),
-        ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events") as pool,
     ):
-        # Chunks are parsed as if each began at line 1 (their lines are not counted
-        # before they are parsed), and numbered as they come back, in order.
-        line_no = position.line_no
-        pending: deque[tuple[int, Future[ParsedChunk]]] = deque()
+        pending: deque[tuple[int, Future[StagedChunk]]] = deque()
+        pool = ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events")
+        try:
+            lines_before = first_line
+            for ref in refs:
+                lines_after = Future[int]()
+                staged = pool.submit(_stage, ref, lines_before, lines_after, source, folder)
+                pending.append((ref.end_offset, staged))
+                lines_before = lines_after
+                del ref  # a .gz chunk's bytes go once parsed
+                if len(pending) > PARSE_AHEAD + STAGED_AHEAD:
+                    end_offset, oldest = pending.popleft()
+                    yield end_offset, oldest.result()
+            while pending:
+                end_offset, oldest = pending.popleft()
+                yield end_offset, oldest.result()
+        finally:
+            # Chunks that will not be loaded now (an error, or the caller stopped): the
+            # workers finish (the file is still open), and their staged files go.
+            pool.shutdown(wait=True, cancel_futures=True)
+            for _, future in pending:
+                if not future.cancelled() and future.exception() is None:
+                    future.result().discard()
 
-        def oldest() -> tuple[int, ParsedChunk]:
-            nonlocal line_no
-            end_offset, parsed = pending.popleft()
-            numbered = parsed.result().numbered_from(line_no + 1)
-            line_no += numbered.lines
-            return end_offset, numbered
 
-        for chunk in chunks:
-            pending.append((chunk.end_offset, pool.submit(_parse, chunk, 1)))
-            del chunk  # its bytes go once parsed
-            if len(pending) > PARSE_AHEAD:
-                yield oldest()
-        while pending:
-            yield oldest()
-
-
-def _parse(chunk: files.Chunk, first_line_no: int) -> ParsedChunk:
-    return parse_chunk(chunk.data, first_line_no=first_line_no, base_offset=chunk.start_offset)
+def _stage(
+    ref: files.ChunkRef,
+    lines_before: Future[int],
+    lines_after: Future[int],
+    source: str,
+    folder: Path,
+) -> StagedChunk:
+    """Read, parse and stage one chunk. Its lines are numbered once the lines before it
+    are counted (`lines_before`: the previous chunk's `lines_after`, set when it has
+    been parsed), so chunks can be parsed side by side."""
+    try:
+        parsed = parse_chunk(ref.read(), first_line_no=1, base_offset=ref.start_offset)
+        line_no = lines_before.result()
+        lines_after.set_result(line_no + parsed.lines)
+        return stage_chunk(parsed.numbered_from(line_no + 1), source, folder)
+    except BaseException as exc:
+        if not lines_after.done():
+            lines_after.set_exception(exc)
+        raise
 
 
 class BodyError(ValueError):
@@ -444,14 +566,20 @@ def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
         return summary
     parsed = parse_chunk(data, first_line_no=1, base_offset=0)
     name = source or f"api/{uuid.uuid4()}"
+    lake_dir, staging = _staging_dirs()
+    staged = stage_chunk(parsed, name, staging)
 
     def load(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
         totals = run_rollups.PendingTotals()
-        loaded = load_chunk(cur, parsed, name, totals)
+        loaded = load_chunk(cur, staged, name, totals, lake_dir)
         totals.add(cur)
         return loaded
 
-    accepted, quarantined = warehouse.write(load)
+    try:
+        # A conflicting attempt is rolled back and run again: the file stays till the end.
+        accepted, quarantined = warehouse.write(load)
+    finally:
+        _discard_after([staged], committing=True)
     summary.accepted, summary.quarantined = accepted, quarantined
     summary.duplicates = parsed.valid - accepted
     summary.bytes = len(body)

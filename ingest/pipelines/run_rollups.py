@@ -4,8 +4,9 @@ run_commits they are counted from.
 Every change to `events` goes through this module, inside the writer's transaction:
 insert_events() runs a pipeline's INSERT stamped with an ingested_at no stored row has,
 reads the rows with that stamp back and appends what they add to each run's totals;
-PendingTotals stores Arrow rows the pipeline has already narrowed to new ones and counts
-them from those rows once per transaction (the agent-event ingest's bulk path);
+PendingTotals stores rows the pipeline has already narrowed to new ones (Arrow rows, or a
+Parquet file added as it is) and counts them from their columns once per transaction (the
+agent-event ingest's bulk path);
 update_events() runs an UPDATE of stored events and appends the difference it made. A
 run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
 last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
@@ -23,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analytics import warehouse
 from ingest.pipelines.loading import now_utc
 
 Params = Sequence[Any] | dict[str, Any]
@@ -52,7 +55,7 @@ GROUP BY run
 _STAMP_USED = "SELECT count(*) FROM events WHERE ingested_at = ?"
 
 # The columns of stored rows that the totals read.
-_TOTALS_INPUT = (
+TOTALS_INPUT = (
     "run",
     "agent",
     "ts",
@@ -67,7 +70,7 @@ _TOTALS_INPUT = (
 )
 
 # The rows one insert_events() call stored: no other row has their stamp.
-_BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at = ?"
+_BATCH_SQL = f"SELECT {', '.join(TOTALS_INPUT)} FROM events WHERE ingested_at = ?"
 
 # The batch's first logging of each (run, sha) that is now the first logging of all: the
 # sha is new to the run, or this logging sorts before the stored one by (ts, source,
@@ -192,11 +195,11 @@ def insert_events(
 
 
 class PendingTotals:
-    """The agent-event ingest's bulk path: insert() stores rows the pipeline has already
-    narrowed to new ones and keeps their totals' columns; add() adds the totals of all
-    of them at once, before the transaction commits (no stamp to find, no rows to read
-    back, one pass over run_commits and run_agents however many chunks were stored).
-    A transaction that inserted must call add() before it commits."""
+    """The agent-event ingest's bulk path: insert() and add_file() store rows the pipeline
+    has already narrowed to new ones and keep their totals' columns; add() adds
+    the totals of all of them at once, before the transaction commits (no stamp to find,
+    no rows to read back, one pass over run_commits and run_agents however many chunks
+    were stored). A transaction that stored rows must call add() before it commits."""
 
     def __init__(self) -> None:
         self._rows: list[pa.Table] = []
@@ -212,13 +215,29 @@ class PendingTotals:
         finally:
             cur.unregister("new_events")
         if inserted:
-            self._rows.append(rows.select(_TOTALS_INPUT))
+            self._keep(rows)
         return inserted
+
+    def add_file(self, cur: duckdb.DuckDBPyConnection, path: Path, rows: pa.Table) -> None:
+        """Make the Parquet file `path`, of new rows only, part of events as it is
+        (warehouse.add_data_file); `rows` are its rows, with at least the TOTALS_INPUT
+        columns."""
+        warehouse.add_data_file(cur, "events", path)
+        self._keep(rows)
+
+    def _keep(self, rows: pa.Table) -> None:
+        counted = rows.select(TOTALS_INPUT)
+        for index, column in enumerate(counted.columns):
+            if pa.types.is_dictionary(column.type):  # a constant (one-value dictionary)
+                plain = pc.cast(column, column.type.value_type)
+                counted = counted.set_column(index, counted.field(index).name, plain)
+        self._rows.append(counted)
 
     def add(self, cur: duckdb.DuckDBPyConnection) -> None:
         if not self._rows:
             return
-        cur.register("stored_batch", pa.concat_tables(self._rows))
+        rows = pa.concat_tables(self._rows, promote_options="permissive")
+        cur.register("stored_batch", rows)
         try:
             _add_to_totals(cur, "stored_batch")
         finally:

@@ -12,8 +12,10 @@ import fnmatch
 import gzip
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from stat import S_ISREG
 from typing import BinaryIO
@@ -153,6 +155,82 @@ def read_chunks(
             position += cut
         if carry and log.compressed:
             yield Chunk(carry + b"\n", position, position + len(carry))
+
+
+@dataclass(frozen=True)
+class ChunkRef:
+    """Whole lines [start_offset, end_offset) of a log, read by `read()`: the thread that
+    parses them reads them, so reading is shared out too. Readable inside the chunk_refs()
+    block that made it."""
+
+    start_offset: int
+    end_offset: int
+    read: Callable[[], bytes]
+
+
+@contextmanager
+def chunk_refs(
+    log: LogFile, offset: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Iterator[Iterator[ChunkRef]]:
+    """The chunks read_chunks() yields, located but not yet read, readable until the
+    block ends. An uncompressed file is cut at newlines found by reading a few bytes
+    around each cut; a .gz file can only be read in order, so its chunks are read as they
+    are located, as read_chunks() reads them."""
+    if log.compressed:
+        yield (
+            ChunkRef(c.start_offset, c.end_offset, partial(_given, c.data))
+            for c in read_chunks(log, offset, chunk_bytes)
+        )
+        return
+    with _open(log) as handle:
+        yield _located(handle.fileno(), offset, chunk_bytes)
+
+
+def _located(fd: int, offset: int, chunk_bytes: int) -> Iterator[ChunkRef]:
+    size = os.fstat(fd).st_size  # lines written after this wait for the next pass
+    start = offset
+    while start < size:
+        end = _line_end(fd, start, min(start + chunk_bytes, size), size)
+        if end is None:
+            return  # an unterminated last line: left for the next pass
+        yield ChunkRef(start, end, partial(_read_exactly, fd, start, end))
+        start = end
+
+
+_SEARCH_BYTES = 64 * 1024
+
+
+def _line_end(fd: int, start: int, nominal: int, size: int) -> int | None:
+    """The offset after the last newline in [start, nominal); if there is none (a line
+    longer than a chunk), after the first newline in [nominal, size); else None."""
+    high = nominal
+    while high > start:
+        low = max(start, high - _SEARCH_BYTES)
+        cut = os.pread(fd, high - low, low).rfind(b"\n")
+        if cut >= 0:
+            return low + cut + 1
+        high = low
+    position = nominal
+    while position < size:
+        block = os.pread(fd, min(_SEARCH_BYTES, size - position), position)
+        if not block:
+            break
+        cut = block.find(b"\n")
+        if cut >= 0:
+            return position + cut + 1
+        position += len(block)
+    return None
+
+
+def _given(data: bytes) -> bytes:
+    return data
+
+
+def _read_exactly(fd: int, start: int, end: int) -> bytes:
+    data = os.pread(fd, end - start, start)
+    if len(data) != end - start:
+        raise SourceError("the file shrank while it was being read")
+    return data
 
 
 def _unread(handle: BinaryIO, consumed: int) -> int:

@@ -1,6 +1,8 @@
 """The warehouse: embedded default, schema versions, maintenance, and the scale-out
 configuration (PostgreSQL catalog + S3 data path) on throwaway loopback servers."""
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,6 +98,21 @@ def test_maintenance_keeps_every_row(lake: Path) -> None:
     assert result["snapshots"] >= 1
 
 
+def test_maintenance_deletes_files_no_snapshot_knows_once_a_day_old(lake: Path) -> None:
+    # A load that dies between staging a Parquet file and committing it leaves one.
+    ingest_body(EVENTS)
+    folder = warehouse.local_table_dir("events")
+    assert folder is not None
+    old, new = folder / "fleetscope-old.parquet", folder / "fleetscope-new.parquet"
+    for path in (old, new):
+        warehouse.cursor().execute(f"COPY (SELECT 1 AS x) TO '{path}' (FORMAT parquet)")
+    day_ago = time.time() - (warehouse.ORPHANS_OLDER_THAN_HOURS + 1) * 3600
+    os.utime(old, (day_ago, day_ago))
+    warehouse.run_maintenance(keep_snapshots_days=7)
+    assert (old.exists(), new.exists()) == (False, True)
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 120}
+
+
 def test_a_bad_catalog_is_a_one_line_error(settings: object, tmp_path: Path) -> None:
     warehouse.close()
     settings.FLEETSCOPE_WAREHOUSE = "ducklake:postgres:dbname=nope host=127.0.0.1 port=1"  # type: ignore[attr-defined]
@@ -123,7 +140,7 @@ def scale_out(tmp_path: Path, settings: object) -> Iterator[str]:
             warehouse.close()
 
 
-def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str) -> None:
+def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: object) -> None:
     assert not warehouse.is_embedded()
     warehouse.migrate()
     summary = ingest_body(EVENTS * 2)  # the second copy has the same shas
@@ -133,3 +150,5 @@ def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str) -> None:
     assert runs.list_runs()[0]["commits"] == 120
     keys = services.s3_keys(scale_out, "fleetscope")
     assert any(key.startswith("lake/") and key.endswith(".parquet") for key in keys)
+    # Its 240 events were staged in a local Parquet file and inserted from it.
+    assert not list((Path(settings.DATA_DIR) / "tmp").glob("*.parquet"))  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from analytics import warehouse
@@ -33,6 +34,23 @@ def count(sql: str) -> int:
     row = warehouse.fetch_one(sql)
     assert row is not None
     return int(next(iter(row.values())))
+
+
+def stray_files() -> list[str]:
+    """Staged files left behind: in the events table's folder but in no snapshot of the
+    table, or in the folder chunks are staged in when the lake is elsewhere."""
+    folder = warehouse.local_table_dir("events")
+    assert folder is not None
+    known = warehouse.fetch_all("SELECT path FROM __ducklake_metadata_lake.ducklake_data_file")
+    stray = {p.name for p in folder.glob("*.parquet")} - {Path(r["path"]).name for r in known}
+    temp = Path(settings.DATA_DIR) / "tmp"
+    return sorted(stray) + sorted(p.name for p in temp.glob("*") if temp.exists())
+
+
+@pytest.fixture
+def staged_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chunk's events go through a staged Parquet file, however few."""
+    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", 0)
 
 
 def test_it_loads_each_line_once_however_often_it_runs(tmp_path: Path) -> None:
@@ -84,6 +102,7 @@ def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
     assert count("SELECT count(*) FROM events") == 5
 
 
+@pytest.mark.usefixtures("staged_always")
 def test_a_crash_mid_file_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,13 +124,17 @@ def test_a_crash_mid_file_loses_and_duplicates_nothing(
     loaded = count("SELECT count(*) FROM events")
     assert 0 < loaded < 300
     assert count("SELECT sum(events) FROM run_rollups") == loaded
+    # The rolled-back transaction's files, and those staged ahead, are gone.
+    assert stray_files() == []
     monkeypatch.setattr(pipeline, "load_chunk", real_load_chunk)
     rest = run_agent_events([str(log)], chunk_bytes=4096)
     assert loaded + rest.accepted == 300
     assert count("SELECT count(*) FROM events") == 300
     assert count("SELECT count(DISTINCT source_line) FROM events") == 300
+    assert stray_files() == []
 
 
+@pytest.mark.usefixtures("staged_always")
 def test_a_conflicting_transaction_is_loaded_again_from_the_stored_position(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,9 +166,15 @@ def test_a_conflicting_transaction_is_loaded_again_from_the_stored_position(
     with pytest.raises(warehouse.WarehouseError, match="kept conflicting"):
         run_agent_events([str(log)])
     assert count("SELECT count(*) FROM events") == 300
+    assert stray_files() == []
 
 
-def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inlined_up_to", [100, 0])
+def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inlined_up_to: int
+) -> None:
+    # With 0, every chunk is staged in a Parquet file: added to events as it is, or its
+    # new rows inserted when ids of it are stored already (they repeat across chunks).
     lines = [event(i, id=f"e{i % 250}") for i in range(300)]  # ids repeat across chunks
     lines[7] = b"not json\n"
     lines[123] = b"\n"
@@ -156,12 +185,15 @@ def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Pa
     whole, chunked = tmp_path / "one" / "a.jsonl", tmp_path / "many" / "a.jsonl"
     whole.write_bytes(data)
     chunked.write_bytes(data)
-    stored = "SELECT id, source_line, ts FROM events WHERE source = ? ORDER BY source_line"
+    stored = (
+        "SELECT * EXCLUDE (source, ingested_at) FROM events WHERE source = ? ORDER BY source_line"
+    )
     rejected = "SELECT line_no, byte_offset, reason FROM quarantine WHERE source = ? ORDER BY 1"
 
-    one = run_agent_events([str(whole)])
+    one = run_agent_events([str(whole)])  # one chunk, its 248 events in memory
     rows = warehouse.fetch_all(stored, [str(whole)])
     warehouse.write(lambda cur: cur.execute("DELETE FROM events"))  # its ids, stored again
+    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
     many = run_agent_events([str(chunked)], chunk_bytes=2048)  # ~12 chunks, parsed ahead
     rows_many = warehouse.fetch_all(stored, [str(chunked)])
     warehouse.write(lambda cur: cur.execute("DELETE FROM events"))
@@ -192,6 +224,10 @@ def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(tmp_path: Pa
     runs = warehouse.fetch_one("SELECT sum(events) AS events FROM run_rollups")
     assert runs == {"events": 3 * 248}
     assert [r["line_no"] for r in warehouse.fetch_all(rejected, [str(whole)])] == [8, 201]
+    added = warehouse.fetch_all("SELECT data_file FROM ducklake_list_files('lake', 'events')")
+    staged = [r for r in added if Path(r["data_file"]).name.startswith("fleetscope-")]
+    assert bool(staged) == (inlined_up_to == 0)
+    assert stray_files() == []
 
 
 def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:

@@ -1,7 +1,10 @@
 """Reading whole lines from log files: a read asks for what the file holds, so a file
 written to while it is read is still read to its new end."""
 
+import gzip
 from pathlib import Path
+
+import pytest
 
 from ingest.sources import files
 
@@ -24,6 +27,51 @@ def test_lines_written_while_a_file_is_read_are_read_too(tmp_path: Path) -> None
     with open(path, "ab") as handle:
         handle.write(b"two\nthr")
     assert [(c.data, c.end_offset) for c in chunks] == [(b"two\n", 8)]
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 5, 6, 16, 64, 1 << 20])
+def test_chunks_located_before_they_are_read_hold_the_same_whole_lines(
+    tmp_path: Path, chunk_bytes: int
+) -> None:
+    # A line longer than a chunk, short lines, an empty line, and a last line still being
+    # written: every cut is after a newline, and the lines are those read_chunks reads.
+    data = b"one\n" + b"x" * 40 + b"\ntwo\n\nthree\nfour\npartial"
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(data)
+    log = files.describe(path)
+    refs = []
+    with files.chunk_refs(log, 4, chunk_bytes=chunk_bytes) as located:
+        for ref in located:
+            refs.append(ref)
+        read = [ref.read() for ref in refs]  # after every cut is found
+    assert b"".join(read) == data[4 : data.rindex(b"\n") + 1]
+    assert all(chunk.endswith(b"\n") for chunk in read)
+    assert [r.start_offset for r in refs] == [4, *(r.end_offset for r in refs[:-1])]
+    assert all(len(chunk) <= chunk_bytes for chunk in read if chunk.count(b"\n") > 1)
+    read_whole = b"".join(c.data for c in files.read_chunks(log, 4, chunk_bytes=chunk_bytes))
+    assert b"".join(read) == read_whole
+
+
+def test_a_gzip_files_chunks_are_read_in_order_as_read_chunks_reads_them(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(gzip.compress(b"one\ntwo\nthree\nlast"))
+    log = files.describe(path)
+    with files.chunk_refs(log, 4, chunk_bytes=6) as refs:
+        located = [(r.read(), r.start_offset, r.end_offset) for r in refs]
+    assert located == [
+        (c.data, c.start_offset, c.end_offset) for c in files.read_chunks(log, 4, chunk_bytes=6)
+    ]
+
+
+def test_a_file_cut_short_while_its_chunks_are_read_fails_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"one\ntwo\nthree\n")
+    with files.chunk_refs(files.describe(path), 0, chunk_bytes=4) as refs:
+        first, second = next(refs), next(refs)
+        assert first.read() == b"one\n"
+        path.write_bytes(b"one\n")  # truncated in place, as copytruncate rotates logs
+        with pytest.raises(files.SourceError, match="shrank"):
+            second.read()
 
 
 def test_folders_are_searched_for_matching_files_each_found_once_by_real_path(
