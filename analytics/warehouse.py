@@ -334,7 +334,8 @@ def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) 
 
 def local_table_dir(table: str) -> Path | None:
     """The folder of a lake table's Parquet files when the data path is local (None for
-    S3): a Parquet file written there can join the table through add_data_file()."""
+    S3), created if missing: a Parquet file written there can join the table through
+    add_data_file()."""
     if settings.FLEETSCOPE_WAREHOUSE_DATA.startswith("s3://"):
         return None
     metadata = f"__ducklake_metadata_{LAKE}"

@@ -61,7 +61,8 @@ CONFLICT_ATTEMPTS = 5
 # ingest at about 800 MiB in all (bench_ingest), under 1 GiB.
 CHUNK_BYTES = 32 * 1024 * 1024
 # Chunks parsed at once while one loads: with two, the 2 cores stay busier (bench_ingest:
-# 5.5-6.4 s against 6.3-7.0 s with one, for about 70 MiB more at the peak).
+# 5.5-6.4 s against 6.3-7.0 s with one, for about 70 MiB more at the peak); three gained
+# nothing once the workers stage their chunks (four interleaved pairs, within noise).
 PARSE_AHEAD = 2
 # Staged chunks (small: their rows are in Parquet files) wait for the loading thread up
 # to this many at once, so the workers go on while it commits a transaction.

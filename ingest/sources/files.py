@@ -12,7 +12,7 @@ import fnmatch
 import gzip
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -124,7 +124,7 @@ def _open(log: LogFile) -> BinaryIO:
 
 def read_chunks(
     log: LogFile, offset: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES
-) -> Iterator[Chunk]:
+) -> Generator[Chunk, None, None]:
     """Whole lines from `offset` on, about `chunk_bytes` at a time.
 
     A last line without its newline is still being written: it is left for the next
@@ -177,10 +177,11 @@ def chunk_refs(
     around each cut; a .gz file can only be read in order, so its chunks are read as they
     are located, as read_chunks() reads them."""
     if log.compressed:
-        yield (
-            ChunkRef(c.start_offset, c.end_offset, partial(_given, c.data))
-            for c in read_chunks(log, offset, chunk_bytes)
-        )
+        chunks = read_chunks(log, offset, chunk_bytes)
+        try:
+            yield (ChunkRef(c.start_offset, c.end_offset, partial(_given, c.data)) for c in chunks)
+        finally:
+            chunks.close()
         return
     with _open(log) as handle:
         yield _located(handle.fileno(), offset, chunk_bytes)
