@@ -87,6 +87,19 @@ def test_it_counts_resent_ids_as_duplicates(tmp_path: Path) -> None:
     assert count("SELECT count(*) FROM events WHERE id = 'e1'") == 1
 
 
+def test_ids_a_file_stored_in_an_earlier_pass_are_duplicates_when_it_grows(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + event(2))
+    assert run_agent_events([str(log)]).accepted == 2
+    with open(log, "ab") as handle:
+        handle.write(event(2) + event(3) + event(1, run="other"))  # e2 re-sent
+    again = run_agent_events([str(log)])
+    assert (again.accepted, again.duplicates) == (2, 1)
+    assert count("SELECT count(*) FROM events WHERE id = 'e2'") == 1
+
+
 @pytest.mark.parametrize("listed_runs_up_to", [100, 0])
 def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_runs_up_to: int
