@@ -184,17 +184,17 @@ def chunk_refs(
             chunks.close()
         return
     with _open(log) as handle:
-        yield _located(handle.fileno(), offset, chunk_bytes)
+        yield _located(log.path, handle.fileno(), offset, chunk_bytes)
 
 
-def _located(fd: int, offset: int, chunk_bytes: int) -> Iterator[ChunkRef]:
+def _located(path: Path, fd: int, offset: int, chunk_bytes: int) -> Iterator[ChunkRef]:
     size = os.fstat(fd).st_size  # lines written after this wait for the next pass
     start = offset
     while start < size:
         end = _line_end(fd, start, min(start + chunk_bytes, size), size)
         if end is None:
             return  # an unterminated last line: left for the next pass
-        yield ChunkRef(start, end, partial(_read_exactly, fd, start, end))
+        yield ChunkRef(start, end, partial(_read_exactly, path, fd, start, end))
         start = end
 
 
@@ -227,10 +227,12 @@ def _given(data: bytes) -> bytes:
     return data
 
 
-def _read_exactly(fd: int, start: int, end: int) -> bytes:
+def _read_exactly(path: Path, fd: int, start: int, end: int) -> bytes:
     data = os.pread(fd, end - start, start)
     if len(data) != end - start:
-        raise SourceError("the file shrank while it was being read")
+        raise SourceError(
+            f"{path} shrank while it was being read (truncated?); read again next time"
+        )
     return data
 
 

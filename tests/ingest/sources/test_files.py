@@ -70,7 +70,7 @@ def test_a_file_cut_short_while_its_chunks_are_read_fails_in_one_line(tmp_path: 
         first, second = next(refs), next(refs)
         assert first.read() == b"one\n"
         path.write_bytes(b"one\n")  # truncated in place, as copytruncate rotates logs
-        with pytest.raises(files.SourceError, match="shrank"):
+        with pytest.raises(files.SourceError, match=r"a\.jsonl shrank while it was being read"):
             second.read()
 
 
