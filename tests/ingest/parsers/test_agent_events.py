@@ -30,6 +30,19 @@ def test_it_splits_lines_with_numbers_and_offsets() -> None:
     assert table.column("text").to_pylist() == ["a\n", "\n", "bc\n"]
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 20])
+def test_newlines_are_found_a_block_at_a_time_wherever_blocks_end(
+    monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    monkeypatch.setattr(parser, "_NEWLINE_BLOCK", block)
+    data = b"a\n\nbcd\nefghij\n\n\nk\n"
+    table = parser.split_lines(data, first_line_no=1, base_offset=0)
+    assert table.column("text").to_pylist() == [
+        line.decode() for line in data.splitlines(keepends=True)
+    ]
+    assert table.column("byte_offset").to_pylist() == [0, 2, 3, 7, 14, 15, 16]
+
+
 def test_it_refuses_a_chunk_without_a_final_newline() -> None:
     with pytest.raises(ValueError, match="whole lines"):
         parser.split_lines(b'{"a":1}', first_line_no=1, base_offset=0)
