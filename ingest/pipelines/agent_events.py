@@ -56,8 +56,9 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is wo
 # of catalog lookups, even on an empty one). The writer lock is held meanwhile, a few
 # seconds at most; a crash loses only the uncommitted transaction's work, never a row.
 # bench_ingest's 250 MB in one transaction took 4.55-4.62 s against 4.93-5.49 s in two of
-# 128 MiB (three interleaved pairs), at the same peak memory; the totals' columns of a
-# transaction's events (~70 MiB for 256 MiB of input) wait in memory until it commits.
+# 128 MiB (three interleaved pairs; five more: medians 3.65 against 3.98 s, within noise),
+# at the same peak memory (its peak is while two chunks are parsed, not at the commit);
+# the totals' columns of a transaction's events wait in memory until it commits.
 COMMIT_BYTES = 256 * 1024 * 1024
 CONFLICT_ATTEMPTS = 5
 # Each chunk is parsed whole in memory (its bytes, the typed columns, the rows to load),
