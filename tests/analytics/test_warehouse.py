@@ -11,7 +11,7 @@ import pytest
 
 from analytics import warehouse
 from analytics.queries import runs
-from ingest.pipelines.agent_events import ingest_body
+from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from tests import services
 
 EVENTS = b"".join(
@@ -136,6 +136,29 @@ def scale_out(tmp_path: Path, settings: object) -> Iterator[str]:
         settings.FLEETSCOPE_S3_USE_SSL = False  # type: ignore[attr-defined]
         try:
             yield endpoint
+        finally:
+            warehouse.close()
+
+
+def test_a_postgres_catalog_takes_staged_files_as_they_are(
+    tmp_path: Path, settings: object
+) -> None:
+    # With the data path local, a chunk's staged Parquet file joins events as it is.
+    with services.postgres() as dsn:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = f"{tmp_path / 'lake'}/"  # type: ignore[attr-defined]
+        try:
+            warehouse.migrate()
+            log = tmp_path / "run.jsonl"
+            log.write_bytes(EVENTS * 2)  # the second copy has the same shas
+            summary = run_agent_events([str(log)])
+            assert (summary.accepted, summary.duplicates) == (240, 0)
+            added = warehouse.fetch_all(
+                "SELECT data_file FROM ducklake_list_files('lake', 'events')"
+            )
+            assert [Path(r["data_file"]).name[:11] for r in added] == ["fleetscope-"]
+            assert runs.commit_rate("scale", 3600)["total"] == 120
         finally:
             warehouse.close()
 
