@@ -176,9 +176,7 @@ def insert_events(
     """Run `insert_sql` (an INSERT INTO events, bound with `bind(stamp)`, that stores
     `stamp` as the ingested_at of every row it inserts) and add the rows it inserted to
     the run totals; returns how many it inserted."""
-    stamp = now_utc()
-    while _scalar(cur, _STAMP_USED, [stamp]):
-        stamp += timedelta(microseconds=1)
+    stamp = unused_stamp(cur)
     inserted = _scalar(cur, insert_sql, bind(stamp))
     if not inserted:
         return 0
@@ -192,6 +190,15 @@ def insert_events(
         cur.unregister("batch_events")
     _compact_if_long(cur)
     return inserted
+
+
+def unused_stamp(cur: duckdb.DuckDBPyConnection) -> datetime:
+    """An ingested_at that no stored event has (now, or a microsecond or so later): the
+    rows of one load can be told apart by it."""
+    stamp = now_utc()
+    while _scalar(cur, _STAMP_USED, [stamp]):
+        stamp += timedelta(microseconds=1)
+    return stamp
 
 
 class PendingTotals:
