@@ -3,7 +3,7 @@
 Writes a 1,000,000-event file (FLEETSCOPE_BENCH_EVENTS to change), then: (1) read_json into
 a plain DuckDB table and into a DuckLake table of the same warehouse, each the median of 3
 runs; (2) our pipeline in this process on an open warehouse, timed as read_json is (like for
-like); (3) `manage.py ingest agent-events` on the same file in a child process, timed whole
+like: the median of 3, each into a fresh warehouse); (3) `manage.py ingest agent-events` on the same file in a child process, timed whole
 (Python, Django and the warehouse's opening included), with its peak memory (ru_maxrss).
 """
 
@@ -26,6 +26,7 @@ from django.test import override_settings
 
 from analytics import warehouse
 from ingest.pipelines.agent_events import run_agent_events
+from ingest.pipelines.loading import IngestSummary
 
 EVENTS = int(os.environ.get("FLEETSCOPE_BENCH_EVENTS", "1000000"))
 
@@ -129,28 +130,41 @@ def run() -> None:
     cur.execute("DROP TABLE bench_read_json")
 
     # Like for like: our pipeline in this process on a warehouse already open, timed as
-    # read_json is timed above (into a fresh warehouse of its own).
-    own = folder / "in-process"
-    own.mkdir()
-    with override_settings(
-        DATA_DIR=own,
-        FLEETSCOPE_WAREHOUSE=f"ducklake:sqlite:{own / 'warehouse.sqlite'}",
-        FLEETSCOPE_WAREHOUSE_DATA=f"{own / 'lake'}/",
-    ):
+    # read_json is timed above (the median of 3), each run into a fresh warehouse.
+    opened: list[override_settings] = []
+
+    def fresh_warehouse() -> None:
+        if opened:
+            warehouse.close()
+            opened.pop().disable()
+        own = folder / f"in-process-{len(summaries)}"
+        own.mkdir()
+        overrides = override_settings(
+            DATA_DIR=own,
+            FLEETSCOPE_WAREHOUSE=f"ducklake:sqlite:{own / 'warehouse.sqlite'}",
+            FLEETSCOPE_WAREHOUSE_DATA=f"{own / 'lake'}/",
+        )
+        overrides.enable()
+        opened.append(overrides)
         warehouse.close()
         warehouse.migrate()
-        summaries = []
-        in_process = _time(
-            "our pipeline in this process (run_agent_events, warehouse open)",
-            lambda: summaries.append(run_agent_events([str(path)])),
-        )
-        stored = warehouse.fetch_one("SELECT count(*) AS n FROM events")
-        print(
-            f"   stored {stored['n'] if stored else 0:,}, quarantined {summaries[0].quarantined:,}",
-            flush=True,
-        )
-        warehouse.close()  # the child process is the only writer from here
-    shutil.rmtree(own)
+
+    summaries: list[IngestSummary] = []
+    in_process = _time(
+        "our pipeline in this process (run_agent_events, warehouse open)",
+        lambda: summaries.append(run_agent_events([str(path)])),
+        setup=fresh_warehouse,
+        times=3,
+    )
+    stored = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    print(
+        f"   stored {stored['n'] if stored else 0:,}, quarantined {summaries[-1].quarantined:,}",
+        flush=True,
+    )
+    warehouse.close()  # the child process is the only writer from here
+    opened.pop().disable()
+    for own in folder.glob("in-process-*"):
+        shutil.rmtree(own)
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     done: list[subprocess.CompletedProcess[bytes]] = []
