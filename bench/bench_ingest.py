@@ -3,8 +3,9 @@
 Writes a 1,000,000-event file (FLEETSCOPE_BENCH_EVENTS to change), then: (1) read_json into
 a plain DuckDB table and into a DuckLake table of the same warehouse, each the median of 3
 runs; (2) our pipeline in this process on an open warehouse, timed as read_json is (like for
-like: the median of 3, each into a fresh warehouse); (3) `manage.py ingest agent-events` on the same file in a child process, timed whole
-(Python, Django and the warehouse's opening included), with its peak memory (ru_maxrss).
+like: the median of 3, each into a fresh warehouse); (3) `manage.py ingest agent-events` on
+the same file in a child process, timed whole (Python, Django and the warehouse's opening
+included), with its peak memory (ru_maxrss). Each figure has its CPU time beside it.
 """
 
 from __future__ import annotations
