@@ -187,6 +187,15 @@ class StagedChunk:
         if self.file is not None:
             self.file.unlink(missing_ok=True)
 
+    def release(self) -> None:
+        """Drop the chunk's tables once it is loaded: until its transaction ends, only
+        its file's fate is kept."""
+        self.keys = self.rejected = _NO_ROWS
+        self.rows = None
+
+
+_NO_ROWS = pa.table({})
+
 
 def _discard_after(chunks: Iterable[StagedChunk], *, committing: bool) -> None:
     """Delete the staged files a transaction leaves: all of them when it rolled back
@@ -532,6 +541,7 @@ def _ingest_from(
                         end_offset, staged = item
                         taken.append(staged)
                         accepted, quarantined = load_chunk(cur, staged, load, totals, lake_dir)
+                        staged.release()
                         new = Position(log.file_key, end_offset, new.line_no + staged.lines)
                         done.accepted += accepted
                         done.quarantined += quarantined

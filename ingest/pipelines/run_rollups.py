@@ -233,24 +233,30 @@ class PendingTotals:
         self._keep(rows)
 
     def _keep(self, rows: pa.Table) -> None:
-        counted = rows.select(TOTALS_INPUT)
-        for index, column in enumerate(counted.columns):
-            if pa.types.is_dictionary(column.type):  # a constant (one-value dictionary)
-                plain = pc.cast(column, column.type.value_type)
-                counted = counted.set_column(index, counted.field(index).name, plain)
-        self._rows.append(counted)
+        self._rows.append(rows.select(TOTALS_INPUT))
 
     def add(self, cur: duckdb.DuckDBPyConnection) -> None:
         if not self._rows:
             return
-        rows = pa.concat_tables(self._rows, promote_options="permissive")
-        cur.register("stored_batch", rows)
+        tables = self._rows
+        if len({table.schema for table in tables}) > 1:
+            tables = [_plain(table) for table in tables]  # constants as dictionaries, or not
+        cur.register("stored_batch", pa.concat_tables(tables, promote_options="permissive"))
         try:
             _add_to_totals(cur, "stored_batch")
         finally:
             cur.unregister("stored_batch")
         self._rows.clear()
         _compact_if_long(cur)
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """The table with its dictionary columns (one-value constants) as plain values."""
+    for index, column in enumerate(table.columns):
+        if pa.types.is_dictionary(column.type):
+            plain = pc.cast(column, column.type.value_type)
+            table = table.set_column(index, table.field(index).name, plain)
+    return table
 
 
 def _add_to_totals(cur: duckdb.DuckDBPyConnection, batch: str) -> None:
