@@ -367,11 +367,7 @@ def load_chunk(
             totals.add_file(cur, chunk.file, keys)
             chunk.added = True
         else:
-            rows = chunk.rows
-            if rows is None:
-                assert chunk.file is not None
-                rows = cur.execute("SELECT * FROM read_parquet(?)", [str(chunk.file)])
-                rows = rows.to_arrow_table()
+            rows = chunk.rows if chunk.rows is not None else _read_back(cur, chunk.file)
             if len(stored):
                 rows = rows.filter(
                     pc.is_in(rows.column("source_line"), value_set=keys.column("source_line"))
@@ -380,6 +376,12 @@ def load_chunk(
         load.remember(keys.column("key_hash"))
     quarantined = insert_quarantine(cur, SOURCE_KIND, load.source, chunk.rejected)
     return keys.num_rows, quarantined
+
+
+def _read_back(cur: duckdb.DuckDBPyConnection, staged: Path | None) -> pa.Table:
+    """The rows of a staged file (a chunk kept in memory has no file)."""
+    assert staged is not None
+    return cur.execute("SELECT * FROM read_parquet(?)", [str(staged)]).to_arrow_table()
 
 
 def _stored_lines(cur: duckdb.DuckDBPyConnection, keys: pa.Table, load: _Load) -> pa.ChunkedArray:
