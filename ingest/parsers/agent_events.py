@@ -1,12 +1,14 @@
 """Agent-event JSONL (../shared/contract/agent-events.md) -> typed event rows, in bulk.
 
-Pure: no files, no Django, no warehouse. The pipeline has DuckDB read a chunk of whole
-lines into the `fields` relation, every top-level field as its JSON text (so types are
-checked here, never silently converted), either with `read_json` (the fast path, for a
-chunk where every line is a JSON object) or line by line with `LINES_TO_FIELDS_SQL`
-(when read_json rejects the chunk). `validate_fields()` then checks each field's JSON
-type from its first byte, vectorised with Arrow and NumPy, and converts the values;
-`FINALIZE_SQL` parses timestamps. A line that fails any check keeps the first reason.
+Pure: no files, no Django, no warehouse. Two paths, the pipeline choosing per chunk:
+- fast: DuckDB's read_json reads a chunk's typed columns (TYPED_READ_JSON_COLUMNS) and
+  `typed_rows_sql()` checks and converts them in one statement; a line whose text could
+  hide a mistyped value (SUSPECT_LINE) takes the exact path instead;
+- exact: `LINES_TO_FIELDS_SQL` reads each line's fields as their JSON text (types are
+  checked here, never silently converted), `validate_fields()` checks each field's JSON
+  type from its first byte, vectorised with Arrow and NumPy, and `FINALIZE_SQL` parses
+  timestamps.
+A line that fails any check keeps the first reason.
 """
 
 from __future__ import annotations
@@ -142,46 +144,9 @@ def _field_column(path: str) -> str:
     return "j_" + path.replace(".", "__")
 
 
-FIELD_COLUMNS = tuple(_field_column(f.path) for f in FIELDS if f.path not in CONTAINERS)
-
-
 def _leaves(container: str) -> list[str]:
     return [f.leaf for f in FIELDS if f.container == container]
 
-
-def _json_columns_of(source: str) -> str:
-    """SELECT list that flattens `source` (top-level JSON columns, containers as structs of
-    JSON leaves) into the `fields` columns, all VARCHAR."""
-    parts = []
-    for field in FIELDS:
-        if field.path in CONTAINERS:
-            parts.append(f'CAST({source}"{field.path}" AS VARCHAR) AS {_field_column(field.path)}')
-        elif field.container:
-            parts.append(
-                f'CAST({source}"{field.container}"."{field.leaf}" AS VARCHAR) '
-                f"AS {_field_column(field.path)}"
-            )
-        else:
-            parts.append(f'CAST({source}"{field.path}" AS VARCHAR) AS {_field_column(field.path)}')
-    return ", ".join(parts)
-
-
-def _read_json_columns() -> str:
-    parts = []
-    for path in TOP_LEVEL:
-        if path in CONTAINERS:
-            leaves = ", ".join(f'"{leaf}" JSON' for leaf in _leaves(path))
-            parts.append(f"'{path}': 'STRUCT({leaves})'")
-        else:
-            parts.append(f"'{path}': 'JSON'")
-    return "{" + ", ".join(parts) + "}"
-
-
-# Fast path: read_json(<chunk file>, columns=READ_JSON_COLUMNS) fails as a whole when a
-# line is not a JSON object or a container is not an object; the pipeline then falls
-# back to LINES_TO_FIELDS_SQL for that chunk.
-READ_JSON_COLUMNS = _read_json_columns()
-READ_JSON_SELECT = _json_columns_of("")
 
 _FLAT_STRUCTURE = "{" + ", ".join(f'"{p}": "JSON"' for p in TOP_LEVEL) + "}"
 
