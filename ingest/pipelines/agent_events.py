@@ -659,7 +659,8 @@ def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
         return loaded
 
     try:
-        # A conflicting attempt is rolled back and run again: the file stays till the end.
+        # A conflicting attempt is rolled back and run again, so the file stays till the
+        # end; one that an attempt added is left to run_maintenance if the write fails.
         accepted, quarantined = warehouse.write(store)
     finally:
         _discard_after([staged], committing=True)
