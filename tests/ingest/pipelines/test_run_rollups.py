@@ -130,12 +130,16 @@ def test_each_batch_alone_is_already_exact() -> None:
         assert runs.list_runs() == every_event()
 
 
+@pytest.mark.parametrize("inlined_up_to", [100, 0])
 @pytest.mark.parametrize("commit_bytes", [1 << 20, 1])
 def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
-    tmp_path: Path, commit_bytes: int
+    tmp_path: Path, commit_bytes: int, inlined_up_to: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # About 10 chunks: all of them in one transaction, whose totals are added at its end
-    # (shas re-logged and first loggings replaced within it), or each in its own.
+    # (shas re-logged and first loggings replaced within it), or each in its own. Their
+    # rows are inserted (kept in memory: counted by the loading thread), or staged and
+    # added as files (counted where they were parsed, the counts merged at the end).
+    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
     log = tmp_path / "run.jsonl"
     log.write_bytes(b"".join(BATCHES))
     summary = run_agent_events([str(log)], chunk_bytes=256, commit_bytes=commit_bytes)
