@@ -65,6 +65,26 @@ def test_loads_can_run_on_one_thread_and_the_setting_comes_back(
     warehouse.close()
 
 
+def test_staged_files_keep_dictionaries_only_for_values_that_repeat(
+    lake: Path, tmp_path: Path
+) -> None:
+    cur = warehouse.cursor()
+    cur.execute(
+        "CREATE TEMP TABLE staged AS SELECT 'task-' || (i % 5000) AS task, "
+        "'w' || (i % 600) AS agent FROM range(40000) AS t(i)"
+    )
+    path = tmp_path / "staged.parquet"
+    warehouse.copy_to_parquet(cur, "staged", path)
+    encodings = dict(
+        cur.execute(
+            "SELECT path_in_schema, encodings FROM parquet_metadata(?)", [str(path)]
+        ).fetchall()
+    )
+    # 5,000 values, each 8 times: DuckDB's default would build a dictionary for them.
+    assert encodings == {"task": "PLAIN", "agent": "PLAIN_DICTIONARY"}
+    cur.execute("DROP TABLE staged")
+
+
 def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
     insert = "INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())"
     with warehouse.transaction() as cur:
