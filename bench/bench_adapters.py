@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import orjson
 
 from analytics import warehouse
 from analytics.queries import runs
+from bench import measured
 from bench.transcript_replicas import EVENTS_PER_REPLICA, write_replicas
 from ingest.demo_logs import DEMO_DATA, HISTORY_FILE
 from ingest.git_rebuild import PlannedCommit, rebuild
@@ -57,14 +57,15 @@ def bench_claude_code(megabytes: int) -> None:
             f"{time.monotonic() - started:.1f} s"
         )
         _manage(data_dir, "migrate_warehouse")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.monotonic()
-        done = _manage(data_dir, "ingest", "claude-code", str(folder))
-        wall = time.monotonic() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # Through bench/measured.py: the peak is the command's own, not this process's.
+        done = measured.run(
+            [sys.executable, str(ROOT / "manage.py"), "ingest", "claude-code", str(folder)],
+            env={**os.environ, "FLEETSCOPE_DATA_DIR": str(data_dir)},
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+        )
+        wall, cpu, peak_mib = done.seconds, done.cpu_seconds, done.peak_mib
         summary = orjson.loads(done.stdout.splitlines()[-1])
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        peak_mib = after.ru_maxrss / 1024  # Linux reports KiB
         rate = size / 1e6 / wall
         expected = replicas * EVENTS_PER_REPLICA
         print(

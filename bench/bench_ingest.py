@@ -14,7 +14,6 @@ import os
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ import orjson
 from django.test import override_settings
 
 from analytics import warehouse
+from bench import measured
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary
 
@@ -87,13 +87,16 @@ def _time(
         runs.append(time.perf_counter() - started)
         cpu.append(_cpu_seconds() - cpu_before)
     seconds = statistics.median(runs)
-    each = f"; runs {', '.join(f'{r:.2f}' for r in runs)}" if times > 1 else ""
+    each = f"runs {', '.join(f'{r:.2f}' for r in runs)}; " if times > 1 else ""
+    _report(label, seconds, statistics.median(cpu), each)
+    return seconds
+
+
+def _report(label: str, seconds: float, cpu: float, runs: str = "") -> None:
     print(
-        f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s{each}; "
-        f"CPU {statistics.median(cpu):.2f} s)",
+        f"   {label}: {seconds:.2f} s ({EVENTS / seconds:,.0f} events/s; {runs}CPU {cpu:.2f} s)",
         flush=True,
     )
-    return seconds
 
 
 def _cpu_seconds() -> float:
@@ -167,23 +170,21 @@ def run() -> None:
     for own in folder.glob("in-process-*"):
         shutil.rmtree(own)
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done: list[subprocess.CompletedProcess[bytes]] = []
-    ours = _time(
-        "manage.py ingest agent-events (validate, dedup, quarantine, positions)",
-        lambda: done.append(
-            subprocess.run(
-                [sys.executable, "manage.py", "ingest", "agent-events", str(path)],
-                check=True,
-                stdout=subprocess.PIPE,
-                env=os.environ.copy(),
-            )
-        ),
+    # Launched through bench/measured.py, so that its peak memory is its own (a command
+    # launched from here would report this process's peak of about 900 MiB as its own).
+    command = measured.run(
+        [sys.executable, "manage.py", "ingest", "agent-events", str(path)],
+        env=os.environ.copy(),
     )
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ours = command.seconds
+    _report(
+        "manage.py ingest agent-events (validate, dedup, quarantine, positions)",
+        ours,
+        command.cpu_seconds,
+    )
     # The command's own figure (its summary's `seconds`): from finding the files to the
     # summary, opening the warehouse included; the rest is Python and Django starting.
-    inside = float(orjson.loads(done[0].stdout.splitlines()[-1])["seconds"])
+    inside = float(orjson.loads(command.stdout.splitlines()[-1])["seconds"])
     print(
         f"   of which start-up {ours - inside:.2f} s, ingest {inside:.2f} s "
         f"({EVENTS / inside:,.0f} events/s)",
@@ -201,7 +202,9 @@ def run() -> None:
         f"{lake / inside:.2f}x",
         flush=True,
     )
-    print(f"   ingest peak memory (ru_maxrss): {max(peak_kib, before) / 1024:.0f} MiB", flush=True)
+    print(
+        f"   ingest peak memory (the command's ru_maxrss): {command.peak_mib:.0f} MiB", flush=True
+    )
     row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
     print(f"   events stored: {row['n'] if row else 0:,}", flush=True)
     path.unlink()
