@@ -170,7 +170,8 @@ class ParsedChunk:
 class StagedChunk:
     """A parsed chunk ready to load, its candidate events stamped as events stores them:
     in a Parquet file (`file`) or, when they are few enough to be inlined in the catalog,
-    in memory (`rows`). The load keeps only their ids and totals' columns in memory."""
+    in memory (`rows`). The load keeps only their ids and what they add to the run totals
+    in memory."""
 
     keys: pa.Table  # the candidates' run, id, source_line and key_hash
     rejected: pa.Table
