@@ -56,7 +56,7 @@ GROUP BY run
 _STAMP_USED = "SELECT count(*) FROM events WHERE ingested_at = ?"
 
 # The columns of stored rows that the totals read.
-TOTALS_INPUT = (
+_TOTALS_INPUT = (
     "run",
     "agent",
     "ts",
@@ -71,7 +71,7 @@ TOTALS_INPUT = (
 )
 
 # The rows one insert_events() call stored: no other row has their stamp.
-_BATCH_SQL = f"SELECT {', '.join(TOTALS_INPUT)} FROM events WHERE ingested_at = ?"
+_BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at = ?"
 
 # What a batch of stored rows (the relation `{batch}`) adds to the totals, reduced to two
 # smaller relations (Reduced) that merge with those of other batches: per run and agent,
@@ -197,7 +197,7 @@ class Reduced:
 
 
 def reduce_rows(cur: duckdb.DuckDBPyConnection, batch: str) -> Reduced:
-    """Reduce the rows of the relation `batch` (the TOTALS_INPUT columns at least). Reads
+    """Reduce the rows of the relation `batch` (the _TOTALS_INPUT columns at least). Reads
     no lake table, so any thread's cursor may run it, outside a transaction."""
     return Reduced(
         cur.execute(_LOGGED_SQL.format(batch=batch)).to_arrow_table(),
@@ -284,26 +284,11 @@ class PendingTotals:
         _compact_if_long(cur)
 
 
-def _concat(tables: list[pa.Table]) -> pa.Table:
-    if len({table.schema for table in tables}) > 1:
-        tables = [_plain(table) for table in tables]  # constants as dictionaries, or not
-    return pa.concat_tables(tables, promote_options="permissive")
-
-
-def _plain(table: pa.Table) -> pa.Table:
-    """The table with its dictionary columns (one-value constants) as plain values."""
-    for index, column in enumerate(table.columns):
-        if pa.types.is_dictionary(column.type):
-            plain = pc.cast(column, column.type.value_type)
-            table = table.set_column(index, table.field(index).name, plain)
-    return table
-
-
 def _add_to_totals(cur: duckdb.DuckDBPyConnection, batches: list[Reduced]) -> None:
     """Append what the batches' stored rows add to run_commits, run_agents and
     run_rollups."""
-    cur.register("batch_logged", _concat([b.logged for b in batches]))
-    cur.register("batch_commits", _concat([b.commits for b in batches]))
+    cur.register("batch_logged", pa.concat_tables([b.logged for b in batches]))
+    cur.register("batch_commits", pa.concat_tables([b.commits for b in batches]))
     try:
         firsts = cur.execute(_FIRSTS_SQL).to_arrow_table()
         agents = cur.execute(_NEW_AGENTS_SQL).to_arrow_table()
