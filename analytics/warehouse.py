@@ -370,12 +370,15 @@ def local_table_dir(table: str) -> Path | None:
 PARQUET_DICTIONARY_LIMIT = 1228
 
 
-def copy_to_parquet(cur: duckdb.DuckDBPyConnection, relation: str, path: Path) -> None:
-    """Write every column of the relation `relation` (a name the caller registered) to a
-    Parquet file: on the calling thread, outside any lake transaction."""
+def copy_to_parquet(
+    cur: duckdb.DuckDBPyConnection, query: str, path: Path, params: Sequence[object] = ()
+) -> None:
+    """Write the rows of `query` (bound with `params`) to a Parquet file: on the calling
+    thread, outside any lake transaction."""
     cur.execute(
-        f"COPY (SELECT * FROM {relation}) TO {_literal(str(path))} "
-        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT})"
+        f"COPY ({query}) TO {_literal(str(path))} "
+        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT})",
+        list(params),
     )
 
 

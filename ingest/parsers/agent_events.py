@@ -1,9 +1,10 @@
 """Agent-event JSONL (../shared/contract/agent-events.md) -> typed event rows, in bulk.
 
-Pure: no files, no Django, no warehouse. Two paths, the pipeline choosing per chunk:
-- fast: DuckDB's read_json reads a chunk's typed columns (TYPED_READ_JSON_COLUMNS) and
-  `typed_rows_sql()` checks and converts them in one statement; a line whose text could
-  hide a mistyped value (SUSPECT_LINE) takes the exact path instead;
+Pure: no files, no Django, no warehouse. Two paths, the pipeline choosing per line:
+- fast: `TYPED_ROWS_SQL` reads each line's typed fields with DuckDB's json_transform
+  (TYPED_STRUCTURE), checks and converts them in one statement; a line whose text could
+  hide a mistyped value (SUSPECT_LINE) takes the exact path instead, and so does a line
+  the fast path rejects (for its reason);
 - exact: `LINES_TO_FIELDS_SQL` reads each line's fields as their JSON text (types are
   checked here, never silently converted), `validate_fields()` checks each field's JSON
   type from its first byte, vectorised with Arrow and NumPy, and `FINALIZE_SQL` parses
@@ -216,19 +217,19 @@ _SQL_TYPES = {
 }
 
 
-def _typed_columns() -> str:
-    """Scalars are read as text (any JSON value converts to text, so one mistyped line
-    cannot make read_json refuse the chunk) and cast in TYPED_SELECT."""
+def _typed_structure() -> str:
+    """json_transform's structure: scalars are read as text (any JSON value converts to
+    text, so a mistyped value is never lost in a conversion) and cast in TYPED_SELECT."""
     parts = []
     for path in TOP_LEVEL:
         field = next(f for f in FIELDS if f.path == path)
         if path in CONTAINERS:
-            leaves = ", ".join(f'"{f.leaf}" VARCHAR' for f in FIELDS if f.container == path)
-            parts.append(f"'{path}': 'STRUCT({leaves})'")
+            leaves = ", ".join(f'"{f.leaf}": "VARCHAR"' for f in FIELDS if f.container == path)
+            parts.append(f'"{path}": {{{leaves}}}')
         elif field.kind == JsonType.OBJECT:
-            parts.append(f"'{path}': 'JSON'")
+            parts.append(f'"{path}": "JSON"')
         else:
-            parts.append(f"'{path}': 'VARCHAR'")
+            parts.append(f'"{path}": "VARCHAR"')
     return "{" + ", ".join(parts) + "}"
 
 
@@ -236,12 +237,12 @@ def _keys(kind: str) -> str:
     return "|".join(sorted({f.leaf for f in FIELDS if f.kind == kind}))
 
 
-# The fastest path reads typed columns, as read_json alone would. DuckDB converts
-# mistyped values silently there (5 -> '5', 1.5 -> 2, "1.5" -> 1.5), so every line whose
+# The fastest path reads typed fields. DuckDB converts mistyped values silently there
+# (5 -> '5', 1.5 -> 2, "1.5" -> 1.5, a scalar for an object -> NULLs), so every line whose
 # text could hold a mistyped value goes to the exact path instead: a key of the contract
 # followed by a value of the wrong JSON type. A key that only looks like one (inside
 # attrs, or inside a string) costs a detour through the exact path, never a wrong row.
-TYPED_READ_JSON_COLUMNS = _typed_columns()
+TYPED_STRUCTURE = _typed_structure()
 SUSPECT_LINE = (
     rf'"(?:{_keys(JsonType.STRING)})"\s*:\s*[^"\sn]'
     rf'|"(?:{_keys(JsonType.INTEGER)})"\s*:\s*(?:[^-0-9\sn]|-?[0-9]+[.eE])'
@@ -296,9 +297,18 @@ def _typed_reason() -> str:
     return "CASE " + " ".join(cases) + " END"
 
 
-_TYPED_FINALIZE = f"""
-WITH typed AS (
-    SELECT {TYPED_SELECT} FROM {{source}}
+# `chunk_lines(line_no, text, suspect)` -> one row per line that is not suspect: line_no,
+# the event columns, and `reason` (NULL when valid; a rejected row's ts is NULL). A line
+# that is not JSON, not an object or not UTF-8 reads as all NULL ("missing required field
+# ts"): the pipeline sends every rejected line through the exact path for its reason.
+TYPED_ROWS_SQL = f"""
+WITH fields AS (
+    SELECT line_no, unnest(try(json_transform(text, '{TYPED_STRUCTURE}')))
+    FROM chunk_lines
+    WHERE NOT suspect
+),
+typed AS (
+    SELECT line_no, {TYPED_SELECT} FROM fields
 ),
 shaped AS (
     SELECT *, regexp_matches(ts_raw, '{RFC3339}') AS ts_is_rfc3339 FROM typed
@@ -312,19 +322,12 @@ timed AS (
 checked AS (
     SELECT *, {_typed_reason()} AS final_reason FROM timed
 )
-SELECT {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
+SELECT line_no, {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
        CASE WHEN starts_with(attrs_raw, '{{') THEN attrs_raw END AS attrs,
        CASE WHEN final_reason IS NULL THEN parsed_ts END AS ts,
        final_reason AS reason
 FROM checked
 """
-
-
-def typed_rows_sql(source: str) -> str:
-    """read_json's typed rows -> the shape of FINALIZE_SQL's output without line_no and
-    byte_offset (the pipeline adds them: the rows come in line order), in one statement.
-    `source` is the read_json call, with TYPED_READ_JSON_COLUMNS as its columns."""
-    return _TYPED_FINALIZE.replace("{source}", source)
 
 
 def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Table:
@@ -390,9 +393,9 @@ def _split_mixed(data: bytes, offsets: np.ndarray) -> tuple[pa.Array, pa.Array]:
 
 
 def nonblank_lines(lines: pa.Table) -> pa.Table:
-    """The lines read_json returns rows for: it skips lines of only whitespace. Only short
-    lines are looked at: a line of 64 bytes or more of whitespace alone is not a real
-    case, and read_json's row count guards the assumption (the pipeline compares them)."""
+    """The lines that are not only whitespace. Only short lines are looked at: a longer
+    line of whitespace alone is not a real case, and the fast path reads it as rejected,
+    so the exact path drops it as blank."""
     text = lines.column("text").combine_chunks()
     lengths = pc.fill_null(pc.binary_length(text), 0).to_numpy(zero_copy_only=False)
     short = np.flatnonzero(lengths < 64)

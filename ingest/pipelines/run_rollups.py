@@ -196,12 +196,13 @@ class Reduced:
     commits: pa.Table
 
 
-def reduce_rows(cur: duckdb.DuckDBPyConnection, batch: str) -> Reduced:
-    """Reduce the rows of the relation `batch` (the _TOTALS_INPUT columns at least). Reads
-    no lake table, so any thread's cursor may run it, outside a transaction."""
+def reduce_rows(cur: duckdb.DuckDBPyConnection, batch: str, params: Params = ()) -> Reduced:
+    """Reduce the rows of the relation `batch` (the _TOTALS_INPUT columns at least; bound
+    with `params`, as "read_parquet(?)" is). Reads no lake table, so any thread's cursor
+    may run it, outside a transaction."""
     return Reduced(
-        cur.execute(_LOGGED_SQL.format(batch=batch)).to_arrow_table(),
-        cur.execute(_SHA_COMMITS_SQL.format(batch=batch)).to_arrow_table(),
+        cur.execute(_LOGGED_SQL.format(batch=batch), params).to_arrow_table(),
+        cur.execute(_SHA_COMMITS_SQL.format(batch=batch), params).to_arrow_table(),
     )
 
 

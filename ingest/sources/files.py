@@ -270,11 +270,3 @@ def chunk_dir(data_dir: Path) -> Path:
     folder = data_dir / "tmp"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def write_chunk_file(folder: Path, data: bytes) -> Path:
-    """A private copy of a chunk, for DuckDB's read_json (which reads files, not offsets)."""
-    path = folder / f"chunk-{os.getpid()}-{id(data)}.jsonl"
-    with open(path, "wb") as handle:
-        handle.write(data)
-    return path

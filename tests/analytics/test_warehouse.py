@@ -74,7 +74,7 @@ def test_staged_files_keep_dictionaries_only_for_values_that_repeat(
         "'w' || (i % 600) AS agent FROM range(40000) AS t(i)"
     )
     path = tmp_path / "staged.parquet"
-    warehouse.copy_to_parquet(cur, "staged", path)
+    warehouse.copy_to_parquet(cur, "SELECT * FROM staged", path)
     encodings = dict(
         cur.execute(
             "SELECT path_in_schema, encodings FROM parquet_metadata(?)", [str(path)]
