@@ -179,7 +179,12 @@ class TestValidation:
         assert chunk.rows.column("source_line").to_pylist() == [1, 4]
         assert (chunk.lines, chunk.valid) == (4, 2)
 
-    def test_a_repeated_id_keeps_its_first_line(self) -> None:
+    @pytest.mark.parametrize("inlined_up_to", [100, 0])
+    def test_a_repeated_id_keeps_its_first_line(
+        self, monkeypatch: pytest.MonkeyPatch, inlined_up_to: int
+    ) -> None:
+        # With 0, a clean chunk is staged by the fast path alone unless an id repeats.
+        monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
         chunk = stage(VALID + VALID.replace(b'"w-1"', b'"w-2"') + VALID.replace(b'"e1"', b'"e2"'))
         assert chunk.rows is not None
         assert chunk.rows.column("source_line").to_pylist() == [1, 3]

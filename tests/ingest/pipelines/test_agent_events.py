@@ -115,6 +115,37 @@ def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
     assert count("SELECT count(*) FROM events") == 5
 
 
+def test_a_transaction_asks_once_whether_other_loads_stored_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[object]] = []
+    any_stored = pipeline._any_stored
+
+    def spy(cur: duckdb.DuckDBPyConnection, stored: str, params: list[object]) -> bool:
+        asked.append(params[:-1])  # the runs (the last parameter is the load's stamp)
+        return any_stored(cur, stored, params)
+
+    monkeypatch.setattr(pipeline, "_any_stored", spy)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(event(5, run="shared"))
+    assert run_agent_events([str(other)]).accepted == 1
+    asked.clear()
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(
+        b"".join(event(i) for i in range(60))
+        + event(5, run="shared")  # stored by the other file: a duplicate
+        + b"".join(event(i) for i in range(60, 120))
+        + event(6, run="shared")
+        + b"".join(event(i) for i in range(120, 180))
+    )
+    summary = run_agent_events([str(log)], chunk_bytes=1024)  # ~17 chunks, one transaction
+    assert (summary.accepted, summary.duplicates) == (181, 1)
+    # Run r is found alone once; "shared" is asked about again, as another load stored it.
+    assert asked.count(["r"]) == 1
+    assert sum("shared" in runs for runs in asked) == 2
+    assert len(asked) == 3
+
+
 @pytest.mark.usefixtures("staged_always")
 def test_a_crash_mid_file_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
