@@ -40,10 +40,11 @@ from ingest.pipelines.loading import (
     IngestSummary,
     Position,
     PositionMoved,
-    advance_position,
+    check_position,
     insert_quarantine,
     read_position,
     read_positions,
+    record_position,
 )
 from ingest.sources import files
 
@@ -618,6 +619,8 @@ def _ingest_from(
             committing = False
             try:
                 with warehouse.transaction() as cur:
+                    # Checked first, while the next chunks parse, not after the last.
+                    check_position(cur, SOURCE_KIND, source, expected)
                     transaction = _Transaction()
                     new = position
                     # Chunks join the transaction until it holds commit_bytes; the next
@@ -636,7 +639,7 @@ def _ingest_from(
                             bar.update(staged.size)
                         item = next(chunks, None) if done.bytes < commit_bytes else None
                     transaction.totals.add(cur)
-                    advance_position(cur, SOURCE_KIND, source, expected, new)
+                    record_position(cur, SOURCE_KIND, source, new)
                     committing = True
             finally:
                 _discard_after(taken, committing=committing)

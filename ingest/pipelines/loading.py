@@ -115,8 +115,25 @@ def advance_position(
 ) -> None:
     """Record `new` inside the caller's transaction, if nobody moved the position since
     `expected` was read; otherwise raise PositionMoved so the rows are not loaded twice."""
+    check_position(cur, source_kind, source, expected)
+    record_position(cur, source_kind, source, new)
+
+
+def check_position(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, expected: Position | None
+) -> None:
+    """Raise PositionMoved unless the stored position is still `expected`. A lake
+    transaction reads one snapshot, taken at its first read: checked at any point of it,
+    before record_position, the answer is the same."""
     if _position_in(cur, source_kind, source) != expected:
         raise PositionMoved(source)
+
+
+def record_position(
+    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, new: Position
+) -> None:
+    """Record `new` inside the caller's transaction, which has checked the position
+    (check_position)."""
     # Microsecond timestamps order positions; a later commit always has a later time.
     cur.execute(
         INSERT_POSITION_SQL,
