@@ -330,14 +330,14 @@ FROM checked
 """
 
 
-def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Table:
+def split_lines(data: bytes | memoryview, *, first_line_no: int, base_offset: int) -> pa.Table:
     """Complete lines of `data` (which must end with a newline) as an Arrow table.
 
     Columns: `line_no` (1-based in the file), `byte_offset` (of the line's first byte in
     the file), `text` (the line, newline included; zero-copy over `data` when the chunk is
     UTF-8, as it nearly always is) and `raw_base64` (only for a line that is not UTF-8).
     """
-    if data and not data.endswith(b"\n"):
+    if len(data) and data[-1] != _NEWLINE:
         raise ValueError("split_lines needs whole lines: data must end with a newline")
     newlines = _newlines(data)
     offsets = np.empty(len(newlines) + 1, dtype=np.int64)
@@ -362,9 +362,10 @@ def split_lines(data: bytes, *, first_line_no: int, base_offset: int) -> pa.Tabl
 
 
 _NEWLINE_BLOCK = 1 << 20
+_NEWLINE = ord("\n")
 
 
-def _newlines(data: bytes) -> np.ndarray:
+def _newlines(data: bytes | memoryview) -> np.ndarray:
     """Offsets of the newlines in `data`, a block at a time: each block's comparison stays
     in cache (17 ms for 32 MiB, against 24-33 ms in one pass)."""
     raw = np.frombuffer(data, dtype=np.uint8)
@@ -377,12 +378,12 @@ def _newlines(data: bytes) -> np.ndarray:
     )
 
 
-def _split_mixed(data: bytes, offsets: np.ndarray) -> tuple[pa.Array, pa.Array]:
+def _split_mixed(data: bytes | memoryview, offsets: np.ndarray) -> tuple[pa.Array, pa.Array]:
     """Line by line, for the rare chunk holding bytes that are not UTF-8."""
     texts: list[str | None] = []
     raws: list[str | None] = []
     for start, end in pairwise(offsets):
-        line = data[start:end]
+        line = bytes(data[start:end])
         try:
             texts.append(line.decode("utf-8"))
             raws.append(None)

@@ -14,6 +14,7 @@ already and, when none is, adds the chunk's Parquet file to events as it is.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections import deque
@@ -668,7 +669,7 @@ def _staged_chunks(
         with files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs:
             for ref in refs:
                 after = Future[int]()
-                yield ref.end_offset, _stage(ref, first_line, after, load, folder)
+                yield ref.end_offset, _stage(ref, first_line, after, load, folder, None)
                 first_line = after
         return
     with (
@@ -677,11 +678,12 @@ def _staged_chunks(
     ):
         pending: deque[tuple[int, Future[StagedChunk]]] = deque()
         pool = ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events")
+        buffers = threading.local()  # each worker's, freed with this generator
         try:
             lines_before = first_line
             for ref in refs:
                 lines_after = Future[int]()
-                staged = pool.submit(_stage, ref, lines_before, lines_after, load, folder)
+                staged = pool.submit(_stage, ref, lines_before, lines_after, load, folder, buffers)
                 pending.append((ref.end_offset, staged))
                 lines_before = lines_after
                 del ref  # a .gz chunk's bytes go once parsed
@@ -706,12 +708,21 @@ def _stage(
     lines_after: Future[int],
     load: _Load,
     folder: Path,
+    buffers: threading.local | None,
 ) -> StagedChunk:
     """Read, parse and stage one chunk. Its lines are numbered once the lines before it
     are counted (`lines_before`: the previous chunk's `lines_after`, set as soon as that
-    chunk is split into lines), so chunks can be parsed side by side."""
+    chunk is split into lines), so chunks can be parsed side by side. With `buffers`,
+    each thread reads its chunks into a buffer of its own, used again (nothing staged
+    refers to it)."""
     try:
-        data = ref.read()
+        if buffers is None:
+            data: bytes | memoryview = ref.read()
+        else:
+            size = ref.end_offset - ref.start_offset
+            if len(getattr(buffers, "data", b"")) < size:
+                buffers.data = bytearray(size + size // 16)  # room for longer cuts
+            data = ref.read_into(buffers.data)
         lines = parser.split_lines(data, first_line_no=1, base_offset=ref.start_offset)
         line_no = lines_before.result()
         lines_after.set_result(line_no + lines.num_rows)

@@ -50,6 +50,16 @@ def test_chunks_located_before_they_are_read_hold_the_same_whole_lines(
     assert all(len(chunk) <= chunk_bytes for chunk in read if chunk.count(b"\n") > 1)
     read_whole = b"".join(c.data for c in files.read_chunks(log, 4, chunk_bytes=chunk_bytes))
     assert b"".join(read) == read_whole
+    # Read into one buffer, used again for each chunk (and grown when one is longer).
+    buffer = bytearray(2)
+    with files.chunk_refs(log, 4, chunk_bytes=chunk_bytes) as located:
+        into = []
+        for ref in located:
+            view = ref.read_into(buffer)
+            into.append(bytes(view))
+            del view
+    assert into == read
+    assert len(buffer) >= max(len(chunk) for chunk in read)
 
 
 def test_a_gzip_files_chunks_are_read_in_order_as_read_chunks_reads_them(tmp_path: Path) -> None:
@@ -57,7 +67,7 @@ def test_a_gzip_files_chunks_are_read_in_order_as_read_chunks_reads_them(tmp_pat
     path.write_bytes(gzip.compress(b"one\ntwo\nthree\nlast"))
     log = files.describe(path)
     with files.chunk_refs(log, 4, chunk_bytes=6) as refs:
-        located = [(r.read(), r.start_offset, r.end_offset) for r in refs]
+        located = [(bytes(r.read_into(bytearray())), r.start_offset, r.end_offset) for r in refs]
     assert located == [
         (c.data, c.start_offset, c.end_offset) for c in files.read_chunks(log, 4, chunk_bytes=6)
     ]
@@ -72,6 +82,8 @@ def test_a_file_cut_short_while_its_chunks_are_read_fails_in_one_line(tmp_path: 
         path.write_bytes(b"one\n")  # truncated in place, as copytruncate rotates logs
         with pytest.raises(files.SourceError, match=r"a\.jsonl shrank while it was being read"):
             second.read()
+        with pytest.raises(files.SourceError, match=r"a\.jsonl shrank while it was being read"):
+            second.read_into(bytearray(16))
 
 
 def test_folders_are_searched_for_matching_files_each_found_once_by_real_path(
