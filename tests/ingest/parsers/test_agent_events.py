@@ -152,6 +152,15 @@ class TestValidation:
                 "usage.input_tokens must be an integer",
             ),
             (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"input_tokens":'
+                b"12345678901234567890}}",
+                "usage.input_tokens must be an integer",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","commit":{"files":1234567890123456789}}',
+                "commit.files must be an integer",
+            ),
+            (
                 b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"output_tokens":-3}}',
                 "usage.output_tokens must be >= 0",
             ),
