@@ -173,10 +173,10 @@ class ChunkRef:
 def chunk_refs(
     log: LogFile, offset: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES
 ) -> Iterator[Iterator[ChunkRef]]:
-    """The chunks read_chunks() yields, located but not yet read, readable until the
-    block ends. An uncompressed file is cut at newlines found by reading a few bytes
-    around each cut; a .gz file can only be read in order, so its chunks are read as they
-    are located, as read_chunks() reads them."""
+    """The lines read_chunks() yields, in chunks located but not yet read, readable until
+    the block ends. An uncompressed file is cut at newlines found by reading a few bytes
+    around each cut (_located); a .gz file can only be read in order, so its chunks are
+    read as they are located, as read_chunks() reads them."""
     if log.compressed:
         chunks = read_chunks(log, offset, chunk_bytes)
         try:
@@ -197,10 +197,15 @@ def chunk_refs(
 
 
 def _located(path: Path, fd: int, offset: int, chunk_bytes: int) -> Iterator[ChunkRef]:
+    """Chunk k ends at the last newline before offset + k * chunk_bytes (its target), so
+    cuts do not drift: each chunk is within a line of chunk_bytes, the last one too."""
     size = os.fstat(fd).st_size  # lines written after this wait for the next pass
-    start = offset
+    start = target = offset
     while start < size:
-        end = _line_end(fd, start, min(start + chunk_bytes, size), size)
+        target += chunk_bytes
+        if target <= start:  # a line longer than a chunk ended past the target
+            target = start + chunk_bytes
+        end = _line_end(fd, start, min(target, size), size)
         if end is None:
             return  # an unterminated last line: left for the next pass
         yield ChunkRef(

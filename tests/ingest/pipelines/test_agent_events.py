@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from analytics import warehouse
 from ingest.pipelines import agent_events as pipeline
 from ingest.pipelines.agent_events import ingest_body, run_agent_events
+from ingest.sources import files
 
 pytestmark = pytest.mark.usefixtures("lake")
 
@@ -144,6 +145,25 @@ def test_a_transaction_asks_once_whether_other_loads_stored_its_runs(
     assert asked.count(["r"]) == 1
     assert sum("shared" in runs for runs in asked) == 2
     assert len(asked) == 3
+
+
+@pytest.mark.parametrize(
+    ("lines", "chunk_bytes", "chunks"),
+    [(2000, 30_000, 8), (2000, 50_000, 6), (2000, 200_000, 2), (2000, 13_000, 18)],
+)
+def test_a_long_file_is_cut_in_chunks_of_even_size_a_multiple_of_the_workers(
+    tmp_path: Path, lines: int, chunk_bytes: int, chunks: int
+) -> None:
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"".join(event(i, tool="x" * (i % 50)) for i in range(lines)))
+    remaining = log.stat().st_size
+    size = pipeline.even_chunk_bytes(remaining, chunk_bytes)
+    assert size <= chunk_bytes
+    with files.chunk_refs(files.describe(log), 0, size) as refs:
+        cuts = [ref.end_offset - ref.start_offset for ref in refs]
+    assert len(cuts) == chunks
+    assert len(cuts) % pipeline.PARSE_AHEAD == 0
+    assert max(cuts) - min(cuts) < 300  # even, within a line: no short last chunk
 
 
 @pytest.mark.usefixtures("staged_always")

@@ -47,7 +47,15 @@ def test_chunks_located_before_they_are_read_hold_the_same_whole_lines(
     assert b"".join(read) == data[4 : data.rindex(b"\n") + 1]
     assert all(chunk.endswith(b"\n") for chunk in read)
     assert [r.start_offset for r in refs] == [4, *(r.end_offset for r in refs[:-1])]
-    assert all(len(chunk) <= chunk_bytes for chunk in read if chunk.count(b"\n") > 1)
+    # Chunk k ends at the last newline before 4 + k * chunk_bytes (or, for a line longer
+    # than a chunk, the first after it): the cuts do not drift.
+    target = 4
+    for ref in refs:
+        target += chunk_bytes
+        if target <= ref.start_offset:
+            target = ref.start_offset + chunk_bytes
+        cut = data.rfind(b"\n", ref.start_offset, target)
+        assert ref.end_offset == (cut if cut >= 0 else data.index(b"\n", target)) + 1
     read_whole = b"".join(c.data for c in files.read_chunks(log, 4, chunk_bytes=chunk_bytes))
     assert b"".join(read) == read_whole
     # Read into one buffer, used again for each chunk (and grown when one is longer).
