@@ -368,6 +368,11 @@ def local_table_dir(table: str) -> Path | None:
 # events took to write (median of 6, min of 5 each), for a 4% larger file. Agents, runs,
 # models and event kinds keep theirs.
 PARQUET_DICTIONARY_LIMIT = 1228
+# Parquet's version 2 encodings (delta-packed integers and times, delta-length strings):
+# 130,000 staged agent events write in 277-289 ms against 287-341 ms, into a file of
+# 0.96 MB against 2.56 MB, and read back faster (the load's reads 50 ms against 60 ms;
+# the runs API's queries on 1,000,000 such events 72-100 ms against 78-126 ms).
+PARQUET_VERSION = "V2"
 
 
 def copy_to_parquet(
@@ -377,7 +382,8 @@ def copy_to_parquet(
     thread, outside any lake transaction."""
     cur.execute(
         f"COPY ({query}) TO {_literal(str(path))} "
-        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT})",
+        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT}, "
+        f"PARQUET_VERSION {PARQUET_VERSION})",
         list(params),
     )
 
