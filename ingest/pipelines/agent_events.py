@@ -165,11 +165,13 @@ class StagedChunk:
     """A chunk's lines parsed and ready to load: its new-looking events (valid, and the
     first line of each run + id) stamped as events stores them, in a Parquet file
     (`file`) or, when they are few enough to be inlined in the catalog, in memory
-    (`rows`). The load keeps only their ids and what they add to the run totals in
-    memory."""
+    (`rows`). The load keeps only their key hashes, runs and what they add to the run
+    totals in memory; their ids, when it needs them, it reads from the file (_keys)."""
 
-    keys: pa.Table  # the candidates' run, id, source_line and key_hash
+    keys: pa.Table | None  # the candidates' run, id, source_line and key_hash (_keys)
     hashes: np.ndarray  # the key hashes of those with an id, sorted (_sorted_hashes)
+    runs: list[str]  # the candidates' runs
+    count: int  # the candidates
     rejected: pa.Table  # line_no, byte_offset, reason, raw_text
     lines: int  # lines consumed, blank ones included
     valid: int  # valid events, repeated ids included
@@ -192,6 +194,7 @@ class StagedChunk:
         its file's fate is kept."""
         self.keys = self.rejected = _NO_ROWS
         self.hashes = _NO_HASHES
+        self.runs = []
         self.rows = self.reduced = None
 
 
@@ -215,13 +218,17 @@ SELECT {", ".join(parser.EVENT_COLUMNS)}, line_no AS source_line,
        ?::VARCHAR AS source_kind, ?::VARCHAR AS source, ?::TIMESTAMPTZ AS ingested_at
 FROM ({parser.TYPED_ROWS_SQL})
 """
-# What the load needs of a staged file (StagedChunk.keys), and which of its lines the
-# fast path rejected (`bad`: their reasons come from the exact path).
-_STAGED_KEYS_SQL = """
-SELECT run, id, source_line,
-       CASE WHEN id IS NOT NULL AND ts IS NOT NULL THEN {key_hash} END AS key_hash,
-       ts IS NULL AS bad
-FROM read_parquet(?)
+# What the load needs of a staged file besides its totals, in the same scan (reduce_sql):
+# its key hashes, its rows, and the rows the fast path rejected (NULL ts: their reasons
+# come from the exact path).
+_STAGED_EXTRA = """,
+       list({key_hash}) FILTER (WHERE id IS NOT NULL) AS key_hashes,
+       count(*) AS candidates,
+       count(*) FILTER (WHERE ts IS NULL) AS rejected"""
+# The ids of a staged file's rows (StagedChunk.keys), read when the load needs them.
+_KEYS_SQL = """
+SELECT run, id, source_line, CASE WHEN id IS NOT NULL THEN {key_hash} END AS key_hash
+FROM {rows}
 """
 
 
@@ -253,62 +260,67 @@ def stage_lines(lines: pa.Table, load: _Load, folder: Path, *, size: int) -> Sta
     )
     try:
         warehouse.copy_to_parquet(cur, _STAGE_SQL, file, [SOURCE_KIND, load.source, load.stamp])
-        keys = cur.execute(
-            _STAGED_KEYS_SQL.format(key_hash=KEY_HASH_SQL), [str(file)]
+        reduced = cur.execute(
+            run_rollups.reduce_sql("read_parquet(?)", _STAGED_EXTRA.format(key_hash=KEY_HASH_SQL)),
+            [str(file)],
         ).to_arrow_table()
-        bad = keys.column("bad")
-        hashes = _sorted_hashes(keys.column("key_hash"))
+        hashes = _sorted_hashes(pc.list_flatten(reduced.column("key_hashes")))
+        count = pc.sum(reduced.column("candidates")).as_py() or 0
         if (
             not pc.any(suspect).as_py()
-            and not pc.any(bad).as_py()
+            and not pc.sum(reduced.column("rejected")).as_py()
             and not _repeats(hashes)
-            and keys.num_rows > warehouse.INLINED_ROWS_UP_TO
+            and count > warehouse.INLINED_ROWS_UP_TO
         ):
             return StagedChunk(
-                keys.drop_columns(["bad"]),
+                None,
                 hashes,
+                pc.unique(reduced.column("run")).to_pylist(),
+                count,
                 _NO_REJECTED.empty_table(),
                 lines.num_rows,
-                keys.num_rows,
+                count,
                 size,
                 file=file,
-                reduced=run_rollups.reduce_rows(cur, "read_parquet(?)", [str(file)]),
+                reduced=run_rollups.Reduced.of(
+                    reduced.drop_columns(["key_hashes", "candidates", "rejected"])
+                ),
             )
     except BaseException:
         file.unlink(missing_ok=True)
         raise
     finally:
         cur.unregister("chunk_lines")
-    recheck = pa.chunked_array(
-        [
-            *nonblank.column("line_no").filter(suspect).chunks,
-            *keys.column("source_line").filter(bad).chunks,
-        ],
-        pa.int64(),
+    return _restaged(
+        cur, lines, file, nonblank.column("line_no").filter(suspect), load, folder, size
     )
-    return _restaged(cur, lines, file, recheck, load, folder, size)
 
 
 def _restaged(
     cur: duckdb.DuckDBPyConnection,
     lines: pa.Table,
     file: Path,
-    recheck: pa.ChunkedArray,
+    suspect: pa.ChunkedArray,
     load: _Load,
     folder: Path,
     size: int,
 ) -> StagedChunk:
-    """A chunk the fast path staged in `file` whose lines `recheck` need the exact path,
-    or whose ids repeat: its valid rows, those of the exact path added, and only the
-    first line of each run + id kept, staged again (the first file is deleted)."""
+    """A chunk the fast path staged in `file` whose lines need the exact path (the
+    `suspect` ones, and those it rejected), whose ids repeat, or whose rows are few: its
+    valid rows, those of the exact path added, and only the first line of each run + id
+    kept, staged again (the first file is deleted)."""
     columns = ", ".join(parser.EVENT_COLUMNS)
     try:
-        typed = cur.execute(
-            f"SELECT {columns}, source_line AS line_no FROM read_parquet(?) WHERE ts IS NOT NULL",
-            [str(file)],
+        staged = cur.execute(
+            f"SELECT {columns}, source_line AS line_no FROM read_parquet(?)", [str(file)]
         ).to_arrow_table()
     finally:
         file.unlink(missing_ok=True)
+    fast_rejected = pc.is_null(staged.column("ts"))
+    typed = staged.filter(pc.invert(fast_rejected))
+    recheck = pa.chunked_array(
+        [*suspect.chunks, *staged.column("line_no").filter(fast_rejected).chunks], pa.int64()
+    )
     rejected = _NO_REJECTED.empty_table()
     valid = typed
     if len(recheck):
@@ -390,12 +402,14 @@ def _stage_rows(
     rows = _stamped(candidates, load)
     cur.register("staged_rows", rows)
     try:
-        hashes = cur.execute(
-            f"SELECT CASE WHEN id IS NOT NULL THEN {KEY_HASH_SQL} END AS h FROM staged_rows"
+        keys = cur.execute(
+            _KEYS_SQL.format(key_hash=KEY_HASH_SQL, rows="staged_rows")
         ).to_arrow_table()
         staged = StagedChunk(
-            rows.select(["run", "id", "source_line"]).append_column("key_hash", hashes.column("h")),
-            _sorted_hashes(hashes.column("h")),
+            keys,
+            _sorted_hashes(keys.column("key_hash")),
+            pc.unique(rows.column("run")).to_pylist(),
+            rows.num_rows,
             *chunk,
         )
         if rows.num_rows <= warehouse.INLINED_ROWS_UP_TO:
@@ -421,14 +435,16 @@ def load_chunk(
     are all new is added to events as it is; otherwise its new rows are inserted (the
     caller deletes the file after the transaction: _discard_after). The events' run
     totals wait in the transaction's totals for its end."""
-    keys = chunk.keys
     chunk.added = False
-    if keys.num_rows:
+    accepted = chunk.count
+    if chunk.count:
         stored = _stored_lines(cur, chunk, load, transaction)
         hashes = chunk.hashes
         if len(stored):
+            keys = _keys(cur, chunk)
             keys = keys.filter(pc.invert(pc.is_in(keys.column("source_line"), value_set=stored)))
             hashes = _sorted_hashes(keys.column("key_hash"))
+            accepted = keys.num_rows
         if chunk.file is not None and not len(stored) and chunk.file.parent == lake_dir:
             assert chunk.reduced is not None
             transaction.totals.add_file(cur, chunk.file, chunk.reduced)
@@ -444,7 +460,16 @@ def load_chunk(
             transaction.totals.insert(cur, rows, reduced)
         load.remember(hashes)
     quarantined = insert_quarantine(cur, SOURCE_KIND, load.source, chunk.rejected)
-    return keys.num_rows, quarantined
+    return accepted, quarantined
+
+
+def _keys(cur: duckdb.DuckDBPyConnection, chunk: StagedChunk) -> pa.Table:
+    """StagedChunk.keys, read from the staged file the first time they are needed."""
+    if chunk.keys is None:
+        assert chunk.file is not None
+        sql = _KEYS_SQL.format(key_hash=KEY_HASH_SQL, rows="read_parquet(?)")
+        chunk.keys = cur.execute(sql, [str(chunk.file)]).to_arrow_table()
+    return chunk.keys
 
 
 def _read_back(cur: duckdb.DuckDBPyConnection, staged: Path | None) -> pa.Table:
@@ -458,8 +483,7 @@ def _stored_lines(
 ) -> pa.ChunkedArray:
     """The source_line of each candidate whose run + id is stored already: by another
     load, or by this one (a hash it remembers, then checked against its rows)."""
-    keys = chunk.keys
-    runs: list[str] = pc.unique(keys.column("run")).to_pylist()
+    runs = chunk.runs
     listed = ""
     if len(runs) <= LISTED_RUNS_UP_TO:
         listed = f"run IN ({', '.join('?' * len(runs))}) AND"
@@ -475,9 +499,10 @@ def _stored_lines(
         # for the join, which reads every candidate however empty its other side is.
         transaction.alone.update(runs)
     else:
-        found = _stored_of(cur, keys, earlier, params)
+        found = _stored_of(cur, _keys(cur, chunk), earlier, params)
     if not load.stored_any(chunk.hashes):
         return found
+    keys = _keys(cur, chunk)
     seen = load.maybe_stored(keys.column("key_hash"))
     own = _stored_of(cur, keys.filter(seen), THIS_LOAD_SQL.format(runs=listed), params)
     return pa.chunked_array([*found.chunks, *own.chunks], pa.int64())

@@ -101,12 +101,15 @@ def test_ids_a_file_stored_in_an_earlier_pass_are_duplicates_when_it_grows(
     assert count("SELECT count(*) FROM events WHERE id = 'e2'") == 1
 
 
+@pytest.mark.parametrize("inlined_up_to", [100, 0])
 @pytest.mark.parametrize("listed_runs_up_to", [100, 0])
 def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_runs_up_to: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_runs_up_to: int, inlined_up_to: int
 ) -> None:
     # Up to LISTED_RUNS_UP_TO runs, the stored ids are looked up in their runs' files only.
+    # With 0 inlined, the chunk is staged in a file, and its ids are read from it.
     monkeypatch.setattr(pipeline, "LISTED_RUNS_UP_TO", listed_runs_up_to)
+    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_bytes(event(1) + event(2) + event(3, run="other"))
     second.write_bytes(event(2) + event(3, run="other") + event(3) + event(4, run="third"))
