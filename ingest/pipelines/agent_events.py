@@ -7,8 +7,8 @@ from where it stopped. Events re-sent with the same run + id are stored once, an
 run totals follow in the same transaction (ingest/pipelines/run_rollups.py).
 
 A long file's chunks are read, parsed and written to Parquet ("staged") by worker
-threads, two at a time; the loading thread only looks up which of a chunk's ids are stored
-already and, when none is, adds the chunk's Parquet file to events as it is.
+threads, PARSE_AHEAD at a time; the loading thread only looks up which of a chunk's ids
+are stored already and, when none is, adds the chunk's Parquet file to events as it is.
 """
 
 from __future__ import annotations
@@ -63,14 +63,17 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is wo
 # the totals' columns of a transaction's events wait in memory until it commits.
 COMMIT_BYTES = 256 * 1024 * 1024
 CONFLICT_ATTEMPTS = 5
-# Each chunk is parsed whole in memory (its bytes, the typed columns, the rows to load),
-# and the next PARSE_AHEAD are parsed while one loads: 32 MiB keeps a 1,000,000-event
-# ingest at about 800 MiB in all (bench_ingest), under 1 GiB.
+# Each chunk is parsed whole in memory (its bytes, its lines, DuckDB's rows while they are
+# written), and the next PARSE_AHEAD are parsed while one loads: 32 MiB keeps a
+# 1,000,000-event ingest at 580-640 MiB in all, under 1 GiB.
 CHUNK_BYTES = 32 * 1024 * 1024
-# Chunks parsed at once while one loads: with two, the 2 cores stay busier (bench_ingest:
-# 5.5-6.4 s against 6.3-7.0 s with one, for about 70 MiB more at the peak); three gained
-# nothing once the workers stage their chunks (four interleaved pairs, within noise).
-PARSE_AHEAD = 2
+# Chunks parsed at once while one loads. With two, the 2 cores stay busier than with one
+# (bench_ingest: 5.5-6.4 s against 6.3-7.0 s, for about 70 MiB more at the peak). Three
+# keep them busier still, now that a chunk's lines are numbered as soon as the one before
+# is split: on the bench file (nine chunks against eight), three were faster in 11 of 12
+# interleaved pairs, the last six a median of 3.12 s and 5.6 s of CPU against 3.44 s and
+# 6.0 s, at a peak of 580-640 MiB against 500-530.
+PARSE_AHEAD = 3
 # Staged chunks (small: their rows are in Parquet files) wait for the loading thread up
 # to this many at once, so the workers go on while it commits a transaction.
 STAGED_AHEAD = 2

@@ -151,14 +151,23 @@ def test_a_transaction_asks_once_whether_other_loads_stored_its_runs(
 
 
 @pytest.mark.parametrize(
-    ("lines", "chunk_bytes", "chunks"),
-    [(2000, 30_000, 8), (2000, 50_000, 6), (2000, 200_000, 2), (2000, 13_000, 18)],
+    ("workers", "chunk_bytes", "chunks"),
+    [
+        (2, 30_000, 8),
+        (2, 50_000, 6),
+        (2, 200_000, 2),
+        (2, 13_000, 18),
+        (3, 30_000, 9),
+        (3, 200_000, 3),
+        (3, 13_000, 18),
+    ],
 )
 def test_a_long_file_is_cut_in_chunks_of_even_size_a_multiple_of_the_workers(
-    tmp_path: Path, lines: int, chunk_bytes: int, chunks: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, chunk_bytes: int, chunks: int
 ) -> None:
+    monkeypatch.setattr(pipeline, "PARSE_AHEAD", workers)
     log = tmp_path / "a.jsonl"
-    log.write_bytes(b"".join(event(i, tool="x" * (i % 50)) for i in range(lines)))
+    log.write_bytes(b"".join(event(i, tool="x" * (i % 50)) for i in range(2000)))  # 219 kB
     remaining = log.stat().st_size
     size = pipeline.even_chunk_bytes(remaining, chunk_bytes)
     assert size <= chunk_bytes
