@@ -105,7 +105,6 @@ SELECT run, agent,
 FROM {batch}
 GROUP BY run, agent
 """
-_COMMIT_FIELDS = ("run", "commit_sha", "ts", "source", "source_line", "ok")
 
 # Of the merged commits (`batch_commits`), each sha's first logging (`{firsts}`: by ts,
 # source, source_line, a missing source_line last as ORDER BY puts it) that is now the first
@@ -206,12 +205,8 @@ class Reduced:
     @classmethod
     def of(cls, rows: pa.Table) -> Reduced:
         """From _REDUCE_SQL's rows (its `extra` columns dropped first)."""
-        listed = rows.column("sha_commits")
-        flat = pc.list_flatten(listed).combine_chunks()  # small: a chunk's commits
-        return cls(
-            rows.drop_columns(["sha_commits"]),
-            pa.table(dict(zip(_COMMIT_FIELDS, flat.flatten(), strict=True))),
-        )
+        commits = pc.list_flatten(rows.column("sha_commits")).combine_chunks()  # small
+        return cls(rows.drop_columns(["sha_commits"]), pa.Table.from_struct_array(commits))
 
 
 def reduce_sql(batch: str, extra: str = "") -> str:
