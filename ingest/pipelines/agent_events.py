@@ -738,8 +738,9 @@ def _staged_chunks(
 def even_chunk_bytes(remaining: int, chunk_bytes: int) -> int:
     """The size, at most `chunk_bytes`, that cuts `remaining` bytes into a multiple of
     PARSE_AHEAD chunks of about the same size: the workers then finish their last chunks
-    together, where a short last chunk left one idle while the other parsed a whole one
-    (bench_ingest's 250 MB: eight chunks of 31 MB, not seven of 32 MiB and one of 15)."""
+    together, where a short last chunk left the others idle while one parsed a whole chunk
+    (bench_ingest's 250 MB: nine chunks of 28 MB for three workers, not seven of 32 MiB and
+    one of 15 MB)."""
     count = -(-remaining // chunk_bytes)
     count = -(-count // PARSE_AHEAD) * PARSE_AHEAD
     return -(-remaining // count)
