@@ -227,20 +227,14 @@ def _typed_structure() -> str:
         field = next(f for f in FIELDS if f.path == path)
         if path in CONTAINERS:
             leaves = ", ".join(
-                f'"{f.leaf}": "{_typed_target(f)}"' for f in FIELDS if f.container == path
+                f'"{f.leaf}": "{_SQL_TYPES[f.kind]}"' for f in FIELDS if f.container == path
             )
             parts.append(f'"{path}": {{{leaves}}}')
         elif field.kind == JsonType.OBJECT:
             parts.append(f'"{path}": "JSON"')
         else:
-            parts.append(f'"{path}": "{_typed_target(field)}"')
+            parts.append(f'"{path}": "{_SQL_TYPES[field.kind]}"')
     return "{" + ", ".join(parts) + "}"
-
-
-def _typed_target(field: Field) -> str:
-    if field.kind in (JsonType.INTEGER, JsonType.NUMBER, JsonType.BOOLEAN):
-        return _SQL_TYPES[field.kind]
-    return "VARCHAR"
 
 
 def _keys(kind: str) -> str:
