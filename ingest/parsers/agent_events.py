@@ -275,6 +275,7 @@ TYPED_SELECT = ", ".join(
 def _typed_reason() -> str:
     """The exact path's checks that typed values can still fail, in the same order."""
     cases = [
+        "WHEN escaped_key THEN 'a key is written with escapes'",
         "WHEN ts_raw IS NULL THEN 'missing required field ts'",
         "WHEN NOT ts_is_rfc3339 AND try_cast(ts_raw AS DOUBLE) IS NULL "
         "THEN 'ts is not an RFC 3339 time with a zone'",
@@ -298,18 +299,28 @@ def _typed_reason() -> str:
     return "CASE " + " ".join(cases) + " END"
 
 
+# A key spelled with \u escapes ("\u0069d" is "id" to json_transform) escapes
+# SUSPECT_LINE, which reads keys as written: such a line is rejected here and so takes the
+# exact path. Only lines holding a \u escape are searched (DuckDB's contains finds them),
+# which spares the 30 ms per 130,000 events that one more alternative in SUSPECT_LINE
+# costs.
+ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
+
 # `chunk_lines(line_no, text, suspect)` -> one row per line that is not suspect: line_no,
 # the event columns, and `reason` (NULL when valid; a rejected row's ts is NULL). A line
 # that is not JSON, not an object or not UTF-8 reads as all NULL ("missing required field
 # ts"): the pipeline sends every rejected line through the exact path for its reason.
 TYPED_ROWS_SQL = f"""
 WITH fields AS (
-    SELECT line_no, unnest(try(json_transform(text, '{TYPED_STRUCTURE}')))
+    SELECT line_no,
+           CASE WHEN contains(text, '\\u') THEN regexp_matches(text, '{ESCAPED_KEY}')
+                ELSE false END AS escaped_key,
+           unnest(try(json_transform(text, '{TYPED_STRUCTURE}')))
     FROM chunk_lines
     WHERE NOT suspect
 ),
 typed AS (
-    SELECT line_no, {TYPED_SELECT} FROM fields
+    SELECT line_no, escaped_key, {TYPED_SELECT} FROM fields
 ),
 shaped AS (
     SELECT *, regexp_matches(ts_raw, '{RFC3339}') AS ts_is_rfc3339 FROM typed

@@ -175,12 +175,25 @@ class TestValidation:
             (b'{"ts":1,"run":"","agent":"a","event":"x"}', "run must be 1-200 characters"),
             (b'{"ts":1,"run":"r","agent":"a","event":""}', "event must not be empty"),
             (b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":[1]}', "attrs must be an object"),
+            # Keys spelled with escapes are the contract's keys all the same.
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","\\u0069d":5}', "id must be a string"),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"input_\\u0074okens":"5"}}',
+                "usage.input_tokens must be an integer",
+            ),
         ],
     )
     def test_it_quarantines_with_a_reason(self, line: bytes, reason: str) -> None:
         # Alone, and beside a valid line.
         assert reasons(line + b"\n") == [reason]
         assert reasons(VALID + line + b"\n") == [None, reason]
+
+    def test_a_key_spelled_with_escapes_is_read_as_the_key(self) -> None:
+        [row] = parse(
+            b'{"ts":1,"\\u0072un":"r","agent":"a","event":"x","i\\u0064":"e\\u0031",'
+            b'"usage":{"input_tokens":5}}\n'
+        )
+        assert (row["reason"], row["run"], row["id"], row["input_tokens"]) == (None, "r", "e1", 5)
 
     def test_it_drops_blank_lines_but_keeps_counting_them(self) -> None:
         chunk = stage(VALID + b"\n   \n" + VALID.replace(b'"e1"', b'"e2"'))
