@@ -245,17 +245,23 @@ def _keys(kind: str) -> str:
 # (5 -> '5', 1.5 -> 2, "1.5" -> 1.5, a scalar for an object -> NULLs, an integer beyond
 # BIGINT -> NULL), so every line whose text could hold a mistyped value goes to the exact
 # path instead: a key of the contract followed by a value of the wrong JSON type, or an
-# integer of 19 digits or more (the exact path's limit). A key that only looks like one
-# (inside attrs, or inside a string) costs a detour through the exact path, never a wrong
-# row.
+# integer of 19 digits or more (the exact path's limit). DuckDB also reads nan, -nan,
+# Infinity and -Infinity (in any case, as Python's json.dumps writes some of them), which
+# no contract type allows: a value starting with n that is not null, or a minus that no
+# digit follows, is suspect too (and 1E400, a number that reads as infinity, is rejected
+# by the fast path's checks). A key that only looks like one (inside attrs, or inside a
+# string) costs a detour through the exact path, never a wrong row.
 TYPED_STRUCTURE = _typed_structure()
+_NOT_NULL = "n[^u]"
+_NOT_NUMBER = "-[^0-9]"
 SUSPECT_LINE = (
-    rf'"(?:{_keys(JsonType.STRING)})"\s*:\s*[^"\sn]'
-    rf'|"(?:{_keys(JsonType.INTEGER)})"\s*:\s*(?:[^-0-9\sn]|-?[0-9]+[.eE]|-?[0-9]{{19}})'
-    rf'|"(?:{_keys(JsonType.NUMBER)})"\s*:\s*[^-0-9\sn]'
-    rf'|"(?:{_keys(JsonType.BOOLEAN)})"\s*:\s*[^tfn\s]'
-    rf'|"(?:{_keys(JsonType.OBJECT)})"\s*:\s*[^{{\sn]'
-    r'|"ts"\s*:\s*(?:"[-+0-9.eE\s]*"|[^"\-0-9\sn])'
+    rf'"(?:{_keys(JsonType.STRING)})"\s*:\s*(?:[^"\sn]|{_NOT_NULL})'
+    rf'|"(?:{_keys(JsonType.INTEGER)})"\s*:\s*'
+    rf"(?:[^-0-9\sn]|{_NOT_NULL}|{_NOT_NUMBER}|-?[0-9]+[.eE]|-?[0-9]{{19}})"
+    rf'|"(?:{_keys(JsonType.NUMBER)})"\s*:\s*(?:[^-0-9\sn]|{_NOT_NULL}|{_NOT_NUMBER})'
+    rf'|"(?:{_keys(JsonType.BOOLEAN)})"\s*:\s*(?:[^tfn\s]|{_NOT_NULL})'
+    rf'|"(?:{_keys(JsonType.OBJECT)})"\s*:\s*(?:[^{{\sn]|{_NOT_NULL})'
+    rf'|"ts"\s*:\s*(?:"[-+0-9.eE\s]*"|[^"\-0-9\sn]|{_NOT_NULL}|{_NOT_NUMBER})'
 )
 
 
@@ -285,6 +291,8 @@ def _typed_reason() -> str:
             cases.append(f"WHEN {field.column} IS NULL THEN 'missing required field {field.path}'")
         if field.non_negative and field.column:
             cases.append(f"WHEN {field.column} < 0 THEN '{field.path} must be >= 0'")
+        if field.kind == JsonType.NUMBER:  # 1E400 reads as infinity
+            cases.append(f"WHEN NOT isfinite({field.column}) THEN '{field.path} must be a number'")
     cases += [
         "WHEN attrs_raw IS NOT NULL AND attrs_raw <> 'null' AND NOT starts_with(attrs_raw, '{') "
         "THEN 'attrs must be an object'",
@@ -440,6 +448,16 @@ def _first_bytes(array: pa.Array) -> np.ndarray:
     return first
 
 
+def _is_null(texts: pa.Array, first: np.ndarray) -> np.ndarray:
+    """Which JSON texts are `null`. DuckDB's JSON reader also takes nan, NaN and Infinity
+    (as Python's json.dumps writes them): they are present, and of no contract type."""
+    null = np.zeros(len(first), dtype=bool)
+    rows = np.flatnonzero(first == _N)
+    if len(rows):
+        null[rows] = np.asarray(pc.fill_null(pc.equal(texts.take(rows), "null"), False))
+    return null
+
+
 def _is_number_start(first: np.ndarray) -> np.ndarray:
     return (first == _MINUS) | ((first >= ord("0")) & (first <= ord("9")))
 
@@ -511,7 +529,7 @@ def validate_fields(fields: pa.Table) -> pa.Table:
     for field in FIELDS:
         column = fields.column(_field_column(field.path)).combine_chunks()
         first = _first_bytes(column)
-        present = (first != 0) & (first != _N)  # JSON null counts as absent
+        present = (first != 0) & ~_is_null(column, first)  # JSON null counts as absent
         if field.container is not None:
             # A container that is not an object already failed; its leaves are skipped.
             present &= container_ok[field.container]
@@ -561,6 +579,9 @@ def validate_fields(fields: pa.Table) -> pa.Table:
             values = pc.cast(
                 numbers, pa.int64() if field.kind == JsonType.INTEGER else pa.float64()
             )
+            if field.kind == JsonType.NUMBER:
+                # -nan, -Infinity and 1E400 start as numbers do; none is one.
+                ok &= np.asarray(pc.fill_null(pc.is_finite(values), True))
             if field.non_negative:
                 negative = np.asarray(pc.fill_null(pc.less(values, 0), False))
                 checks.fail_at(rows[negative], f"{field.path} must be >= 0")

@@ -175,6 +175,43 @@ class TestValidation:
             (b'{"ts":1,"run":"","agent":"a","event":"x"}', "run must be 1-200 characters"),
             (b'{"ts":1,"run":"r","agent":"a","event":""}', "event must not be empty"),
             (b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":[1]}', "attrs must be an object"),
+            # DuckDB reads nan and infinities; none is a value of the contract's types.
+            (b'{"ts":1,"run":nan,"agent":"a","event":"x"}', "run must be a string"),
+            (
+                b'{"ts":nan,"run":"r","agent":"a","event":"x"}',
+                "ts must be an RFC 3339 string or Unix seconds",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","cost_usd":nan}',
+                "cost_usd must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","cost_usd":NaN}',
+                "cost_usd must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","duration_ms":-nan}',
+                "duration_ms must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","duration_ms":Infinity}',
+                "duration_ms must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","duration_ms":1E400}',
+                "duration_ms must be a number",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","usage":{"output_tokens":nan}}',
+                "usage.output_tokens must be an integer",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","commit":{"files":-Infinity}}',
+                "commit.files must be an integer",
+            ),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","ok":nan}', "ok must be a boolean"),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","usage":nan}', "usage must be an object"),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":nan}', "attrs must be an object"),
             # Keys spelled with escapes are the contract's keys all the same.
             (b'{"ts":1,"run":"r","agent":"a","event":"x","\\u0069d":5}', "id must be a string"),
             (
@@ -279,7 +316,23 @@ def test_every_event_column_is_in_the_warehouse_schema(lake: object) -> None:
     assert isinstance(pa.table({"a": [1]}), pa.Table)
 
 
-MUTATIONS = [5, -1, 1.5, "7", "x", True, None, {"a": 1}, [1], "2026-01-14T10:00:00Z", "1768384800"]
+# Values written as they are (not JSON, but DuckDB reads them): nan and infinities, as
+# Python's json.dumps writes them and in other spellings, and a number beyond a double.
+RAW = ["NaN", "nan", "-nan", "Infinity", "-Infinity", "inf", "1E400", "null"]
+MUTATIONS = [
+    5,
+    -1,
+    1.5,
+    "7",
+    "x",
+    True,
+    None,
+    {"a": 1},
+    [1],
+    "2026-01-14T10:00:00Z",
+    "1768384800",
+    *(f"raw:{text}" for text in RAW),
+]
 
 
 def _mutated_lines(count: int) -> bytes:
@@ -311,7 +364,10 @@ def _mutated_lines(count: int) -> bytes:
                 container[leaf] = value
         else:
             doc[leaf] = value
-        out.append(json.dumps(doc).encode() + b"\n")
+        line = json.dumps(doc)
+        if isinstance(value, str) and value.startswith("raw:"):
+            line = line.replace(json.dumps(value), value.removeprefix("raw:"))
+        out.append(line.encode() + b"\n")
     return b"".join(out)
 
 
