@@ -106,10 +106,27 @@ class _Load:
     no earlier row has), and the sorted key hashes of the events it has stored, so that
     its own repeats are found in memory instead of by reading its own files back."""
 
-    def __init__(self, source: str, stamp: datetime) -> None:
+    def __init__(self, source: str, stamp: datetime | None = None) -> None:
         self.source = source
-        self.stamp = stamp
+        self._stamp = Future[datetime]()
+        if stamp is not None:
+            self._stamp.set_result(stamp)
         self._hashes = np.empty(0, dtype=np.uint64)
+
+    @property
+    def stamp(self) -> datetime:
+        """The stamp; waits for find_stamp() when it has not set it yet."""
+        return self._stamp.result()
+
+    def find_stamp(self) -> None:
+        """Find a stamp no stored event has (run_rollups.unused_stamp), on any thread:
+        _staged_chunks has a worker find it while the others read the first chunks (a
+        lake query of 40-50 ms that no longer holds them back)."""
+        try:
+            self._stamp.set_result(run_rollups.unused_stamp(warehouse.cursor()))
+        except BaseException as exc:
+            self._stamp.set_exception(exc)
+            raise
 
     def stored_any(self, ordered: np.ndarray) -> bool:
         """Whether this load has stored any of these sorted key hashes."""
@@ -641,7 +658,7 @@ def _ingest_from(
             leave=False,
         )
     lake_dir, staging = _staging_dirs()
-    load = _Load(source, run_rollups.unused_stamp(warehouse.cursor()))
+    load = _Load(source)  # its stamp is found by _staged_chunks
     chunks = _staged_chunks(log, position, chunk_bytes, load, staging)
     try:
         while (item := next(chunks, None)) is not None:
@@ -697,6 +714,7 @@ def _staged_chunks(
     first_line.set_result(position.line_no)
     remaining = files.end_offset(log) - position.byte_offset
     if remaining <= chunk_bytes:
+        load.find_stamp()
         with files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs:
             for ref in refs:
                 after = Future[int]()
@@ -713,6 +731,7 @@ def _staged_chunks(
         pool = ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events")
         buffers = threading.local()  # each worker's, freed with this generator
         try:
+            pool.submit(load.find_stamp)  # before the chunks: a worker takes it first
             lines_before = first_line
             for ref in refs:
                 lines_after = Future[int]()
