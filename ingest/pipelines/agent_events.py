@@ -660,6 +660,7 @@ def _ingest_from(
     lake_dir, staging = _staging_dirs()
     load = _Load(source)  # its stamp is found by _staged_chunks
     chunks = _staged_chunks(log, position, chunk_bytes, load, staging)
+    loaded_before = False
     try:
         while (item := next(chunks, None)) is not None:
             done = IngestSummary()
@@ -670,6 +671,7 @@ def _ingest_from(
                     # Checked first, while the next chunks parse, not after the last.
                     check_position(cur, SOURCE_KIND, source, expected)
                     transaction = _Transaction()
+                    runs: set[str] = set()  # of the chunks' candidates
                     new = position
                     # Chunks join the transaction until it holds commit_bytes; the next
                     # ones are parsed meanwhile.
@@ -677,6 +679,7 @@ def _ingest_from(
                         end_offset, staged = item
                         taken.append(staged)
                         accepted, quarantined = load_chunk(cur, staged, load, transaction, lake_dir)
+                        runs.update(staged.runs)
                         staged.release()
                         new = Position(log.file_key, end_offset, new.line_no + staged.lines)
                         done.accepted += accepted
@@ -686,12 +689,17 @@ def _ingest_from(
                         if bar is not None:
                             bar.update(staged.size)
                         item = next(chunks, None) if done.bytes < commit_bytes else None
-                    transaction.totals.add(cur)
+                    # Runs that no other load stored (transaction.alone) and this one
+                    # had not either (its first transaction) have nothing stored.
+                    transaction.totals.add(
+                        cur, new_runs=not loaded_before and transaction.alone.issuperset(runs)
+                    )
                     record_position(cur, SOURCE_KIND, source, new)
                     committing = True
             finally:
                 _discard_after(taken, committing=committing)
             summary.add(done)  # committed
+            loaded_before = True
             expected = position = new
     finally:
         chunks.close()

@@ -140,6 +140,14 @@ def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
     # rows are inserted (kept in memory: counted by the loading thread), or staged and
     # added as files (counted where they were parsed, the counts merged at the end).
     monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
+    new_runs: list[bool] = []
+    add_to_totals = run_rollups._add_to_totals
+
+    def recording(cur: duckdb.DuckDBPyConnection, batches: list, **kwargs: bool) -> None:
+        new_runs.append(kwargs.get("new_runs", False))
+        add_to_totals(cur, batches, **kwargs)
+
+    monkeypatch.setattr(run_rollups, "_add_to_totals", recording)
     log = tmp_path / "run.jsonl"
     log.write_bytes(b"".join(BATCHES))
     summary = run_agent_events([str(log)], chunk_bytes=256, commit_bytes=commit_bytes)
@@ -148,6 +156,16 @@ def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
     assert listed == every_event()
     r1 = next(r for r in listed if r["run"] == "r1")
     assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (4, 11, 3, 5)
+    # Only the load's first transaction adds to runs with nothing stored: it skips the
+    # lookups in run_commits and run_agents.
+    assert new_runs[0] and not any(new_runs[1:]) and len(new_runs) > (commit_bytes == 1)
+    # Another file adding to the same runs looks them up.
+    other = tmp_path / "more.jsonl"
+    other.write_bytes(BATCHES[2].replace(b'"w3"', b'"w4"') + BATCHES[0].replace(b'"e1"', b'"e9"'))
+    new_runs.clear()
+    run_agent_events([str(other)], chunk_bytes=256, commit_bytes=commit_bytes)
+    assert new_runs and not any(new_runs)
+    assert runs.list_runs() == every_event()
 
 
 def test_rows_folded_into_one_per_run_keep_the_totals(monkeypatch: pytest.MonkeyPatch) -> None:
