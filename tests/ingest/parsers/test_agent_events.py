@@ -336,7 +336,9 @@ MUTATIONS = [
 
 
 def _mutated_lines(count: int) -> bytes:
-    """Valid events with one field at a time replaced by a value of another JSON type."""
+    """Valid events with one field at a time replaced by a value of another JSON type;
+    some written with a space or a tab before or after their colons, some with a key
+    given twice (the first one counts, on both paths)."""
     import json
     import random
 
@@ -364,9 +366,11 @@ def _mutated_lines(count: int) -> bytes:
                 container[leaf] = value
         else:
             doc[leaf] = value
-        line = json.dumps(doc)
-        if isinstance(value, str) and value.startswith("raw:"):
-            line = line.replace(json.dumps(value), value.removeprefix("raw:"))
+        line = json.dumps(doc, separators=rng.choice([(", ", ": "), (",", " : "), (",", ":\t")]))
+        if rng.random() < 0.1:
+            line = line[:-1] + f', "{leaf}": {json.dumps(rng.choice(MUTATIONS))}}}'
+        for text in RAW:
+            line = line.replace(json.dumps(f"raw:{text}"), text)
         out.append(line.encode() + b"\n")
     return b"".join(out)
 
