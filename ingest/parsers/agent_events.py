@@ -279,7 +279,9 @@ TYPED_SELECT = ", ".join(
 
 
 def _typed_reason() -> str:
-    """The exact path's checks that typed values can still fail, in the same order."""
+    """The exact path's checks that typed values can still fail, in the same order, after
+    a key written with escapes. The reasons themselves are the exact path's to give: every
+    line rejected here goes through it."""
     cases = [
         "WHEN escaped_key THEN 'a key is written with escapes'",
         "WHEN ts_raw IS NULL THEN 'missing required field ts'",
