@@ -278,35 +278,31 @@ TYPED_SELECT = ", ".join(
 )
 
 
-def _typed_reason() -> str:
-    """The exact path's checks that typed values can still fail, in the same order, after
-    a key written with escapes. The reasons themselves are the exact path's to give: every
-    line rejected here goes through it."""
-    cases = [
-        "WHEN escaped_key THEN 'a key is written with escapes'",
-        "WHEN ts_raw IS NULL THEN 'missing required field ts'",
-        "WHEN NOT ts_is_rfc3339 AND try_cast(ts_raw AS DOUBLE) IS NULL "
-        "THEN 'ts is not an RFC 3339 time with a zone'",
+def _typed_rejected() -> str:
+    """Whether the fast path rejects a line, which then goes through the exact path for
+    its reason: a key written with escapes, or a check of the exact path's that typed
+    values can still fail (a ts that is missing, or neither an RFC 3339 time nor seconds,
+    reads as a NULL parsed_ts)."""
+    checks = [
+        "escaped_key",
+        "parsed_ts IS NULL",
+        "parsed_ts < TIMESTAMPTZ '1970-01-01 00:00:00+00' "
+        "OR parsed_ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00'",
     ]
     for field in FIELDS:
         if field.required and field.column:
-            cases.append(f"WHEN {field.column} IS NULL THEN 'missing required field {field.path}'")
+            checks.append(f"{field.column} IS NULL")
         if field.non_negative and field.column:
-            cases.append(f"WHEN {field.column} < 0 THEN '{field.path} must be >= 0'")
+            checks.append(f"{field.column} < 0")
         if field.kind == JsonType.NUMBER:  # 1E400 reads as infinity
-            cases.append(f"WHEN NOT isfinite({field.column}) THEN '{field.path} must be a number'")
-    cases += [
-        "WHEN attrs_raw IS NOT NULL AND attrs_raw <> 'null' AND NOT starts_with(attrs_raw, '{') "
-        "THEN 'attrs must be an object'",
-        "WHEN run = '' OR length(run) > 200 THEN 'run must be 1-200 characters'",
-        "WHEN agent = '' OR length(agent) > 200 THEN 'agent must be 1-200 characters'",
-        "WHEN event = '' THEN 'event must not be empty'",
-        "WHEN parsed_ts IS NULL THEN 'ts is not a valid time'",
-        "WHEN parsed_ts < TIMESTAMPTZ '1970-01-01 00:00:00+00' "
-        "OR parsed_ts >= TIMESTAMPTZ '2200-01-01 00:00:00+00' "
-        "THEN 'ts is outside 1970-2199 (milliseconds given as seconds?)'",
+            checks.append(f"NOT isfinite({field.column})")
+    checks += [
+        "attrs_raw <> 'null' AND NOT starts_with(attrs_raw, '{')",
+        "run = '' OR length(run) > 200",
+        "agent = '' OR length(agent) > 200",
+        "event = ''",
     ]
-    return "CASE " + " ".join(cases) + " END"
+    return "CASE " + " ".join(f"WHEN {check} THEN true" for check in checks) + " ELSE false END"
 
 
 # A key spelled with \u escapes ("\u0069d" is "id" to json_transform) escapes
@@ -316,10 +312,10 @@ def _typed_reason() -> str:
 # costs.
 ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
 
-# `chunk_lines(line_no, text, suspect)` -> one row per line that is not suspect: line_no,
-# the event columns, and `reason` (NULL when valid; a rejected row's ts is NULL). A line
-# that is not JSON, not an object or not UTF-8 reads as all NULL ("missing required field
-# ts"): the pipeline sends every rejected line through the exact path for its reason.
+# `chunk_lines(line_no, text, suspect)` -> one row per line that is not suspect: line_no
+# and the event columns, ts NULL when the line is rejected (a line that is not JSON, not an
+# object or not UTF-8 reads as all NULL). The pipeline sends every rejected line through
+# the exact path, which gives its reason.
 TYPED_ROWS_SQL = f"""
 WITH fields AS (
     SELECT line_no,
@@ -342,12 +338,11 @@ timed AS (
     FROM shaped
 ),
 checked AS (
-    SELECT *, {_typed_reason()} AS final_reason FROM timed
+    SELECT *, {_typed_rejected()} AS rejected FROM timed
 )
 SELECT line_no, {", ".join(c for c in EVENT_COLUMNS if c not in ("ts", "attrs"))},
        CASE WHEN starts_with(attrs_raw, '{{') THEN attrs_raw END AS attrs,
-       CASE WHEN final_reason IS NULL THEN parsed_ts END AS ts,
-       final_reason AS reason
+       CASE WHEN NOT rejected THEN parsed_ts END AS ts
 FROM checked
 """
 
