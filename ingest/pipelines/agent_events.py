@@ -820,7 +820,8 @@ def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
         return summary
     name = source or f"api/{uuid.uuid4()}"
     lake_dir, staging = _staging_dirs()
-    load = _Load(name, run_rollups.unused_stamp(warehouse.cursor()))
+    load = _Load(name)
+    load.find_stamp()
     lines = parser.split_lines(data, first_line_no=1, base_offset=0)
     staged = stage_lines(lines, load, staging, size=len(body))
 

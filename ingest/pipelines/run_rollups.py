@@ -81,7 +81,7 @@ _BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at =
 # One scan of the batch, and `{extra}` aggregates for the caller's own use. The bulk
 # ingest reduces each chunk where it stages it (38 ms of a worker's CPU for 130,000
 # events, where a scan for each relation took 52 ms), so the loading thread, alone at the
-# transaction's end, merges 1,000,000 events' totals in 160-200 ms.
+# transaction's end, adds 1,000,000 events' totals in 0.12 s (new runs) to 0.25 s.
 _REDUCE_SQL = """
 SELECT run, agent,
        min(ts) AS first_ts,
