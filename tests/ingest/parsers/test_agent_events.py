@@ -313,7 +313,6 @@ def test_every_event_column_is_in_the_warehouse_schema(lake: object) -> None:
         )
     }
     assert set(parser.EVENT_COLUMNS) <= columns
-    assert isinstance(pa.table({"a": [1]}), pa.Table)
 
 
 # Values written as they are (not JSON, but DuckDB reads them): nan and infinities, as
