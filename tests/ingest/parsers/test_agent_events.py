@@ -1,5 +1,6 @@
 """The agent-event parser: every contract rule, on both the fast and the exact path."""
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -280,6 +281,33 @@ class TestValidation:
             "usage.input_tokens must be an integer",
             "line is not valid JSON",
         ]
+
+    def test_a_line_that_is_not_json_stages_its_chunk_again_line_by_line(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The fast statement stops at a line that is not JSON; the chunk is then staged
+        # by the statement that reads such a line as rejected, and its other lines are
+        # kept whole. A clean chunk never takes that statement.
+        monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", 0)
+        statements: list[str] = []
+        copy = warehouse.copy_to_parquet
+
+        def spy(cur: object, query: str, path: Path, params: Sequence[object] = ()) -> None:
+            statements.append(
+                {pipeline._STAGE_SQL: "fast", pipeline._STAGE_ANY_SQL: "any"}.get(query, "other")
+            )
+            copy(cur, query, path, params)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(warehouse, "copy_to_parquet", spy)
+        second = VALID.replace(b'"e1"', b'"e2"')
+        assert reasons(VALID + second) == [None, None]
+        assert statements == ["fast"]
+        statements.clear()
+        rows = parse(VALID + b'{"ts": 1, "run": \n' + second)
+        assert statements == ["fast", "any", "other"]  # "other": restaged without line 2
+        assert [row["reason"] for row in rows] == [None, "line is not valid JSON", None]
+        assert [row.get("id") for row in rows] == ["e1", None, "e2"]
+        assert rows[2]["input_tokens"] == 1800
 
     def test_rejected_lines_keep_their_raw_text(self) -> None:
         chunk = stage(VALID + b"oops {\n", first_line_no=10, base_offset=500)
