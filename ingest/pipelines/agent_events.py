@@ -64,16 +64,20 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is wo
 COMMIT_BYTES = 256 * 1024 * 1024
 CONFLICT_ATTEMPTS = 5
 # Each chunk is parsed whole in memory (its bytes, its lines, DuckDB's rows while they are
-# written), and the next PARSE_AHEAD are parsed while one loads: 32 MiB keeps a
-# 1,000,000-event ingest at 580-640 MiB in all, under 1 GiB.
-CHUNK_BYTES = 32 * 1024 * 1024
-# Chunks parsed at once while one loads. With two, the 2 cores stay busier than with one
-# (bench_ingest: 5.5-6.4 s against 6.3-7.0 s, for about 70 MiB more at the peak). Three
-# keep them busier still, now that a chunk's lines are numbered as soon as the one before
-# is split: on the bench file (nine chunks against eight), three were faster in 11 of 12
-# interleaved pairs, the last six a median of 3.12 s and 5.6 s of CPU against 3.44 s and
-# 6.0 s, at a peak of 580-640 MiB against 500-530.
-PARSE_AHEAD = 3
+# written), and the next PARSE_AHEAD are parsed while one loads. A file with more than half
+# a chunk to read is cut into a multiple of PARSE_AHEAD chunks (even_chunk_bytes). Every
+# chunk has statements, a file added to the lake and catalog rows of its own, so fewer,
+# larger chunks use less CPU: on the bench file, four chunks of 62 MB for two workers took
+# a median of 2.00 s and 3.69 s of CPU against 2.08 s and 3.83 s for nine of 28 MB for
+# three (eight interleaved pairs; six more: 2.11 s and 3.89 s against 2.25 s and 4.18 s),
+# at the same peak: 560-600 MiB for the whole process (690 MiB against 640 for a .jsonl.gz
+# of the same events), under 1 GiB.
+CHUNK_BYTES = 64 * 1024 * 1024
+# Chunks parsed at once while one loads. Two keep the 2 cores busy: two workers on 64 MiB
+# chunks took a median of 2.12 s against 2.32 s for three on 48 MiB ones (six chunks; six
+# interleaved pairs; a peak of 620-640 MiB), and on 32 MiB chunks three were no faster
+# than two (2.19 s against 2.16 s, five pairs).
+PARSE_AHEAD = 2
 # Staged chunks (small: their rows are in Parquet files) wait for the loading thread up
 # to this many at once, so the workers go on while it commits a transaction.
 STAGED_AHEAD = 2
@@ -737,7 +741,7 @@ def _staged_chunks(
     first_line = Future[int]()
     first_line.set_result(position.line_no)
     remaining = files.end_offset(log) - position.byte_offset
-    if remaining <= chunk_bytes:
+    if remaining <= chunk_bytes // 2:
         load.find_stamp()
         with files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs:
             for ref in refs:
@@ -782,8 +786,8 @@ def even_chunk_bytes(remaining: int, chunk_bytes: int) -> int:
     """The size, at most `chunk_bytes`, that cuts `remaining` bytes into a multiple of
     PARSE_AHEAD chunks of about the same size: the workers then finish their last chunks
     together, where a short last chunk left the others idle while one parsed a whole chunk
-    (bench_ingest's 250 MB: nine chunks of 28 MB for three workers, not seven of 32 MiB and
-    one of 15 MB)."""
+    (bench_ingest's 250 MB: four chunks of 62 MB for two workers, not three of 64 MiB and
+    one of 48 MB)."""
     count = -(-remaining // chunk_bytes)
     count = -(-count // PARSE_AHEAD) * PARSE_AHEAD
     return -(-remaining // count)

@@ -3,6 +3,7 @@
 import gzip
 import io
 import os
+import threading
 from pathlib import Path
 
 import duckdb
@@ -176,6 +177,31 @@ def test_a_long_file_is_cut_in_chunks_of_even_size_a_multiple_of_the_workers(
     assert len(cuts) == chunks
     assert len(cuts) % pipeline.PARSE_AHEAD == 0
     assert max(cuts) - min(cuts) < 300  # even, within a line: no short last chunk
+
+
+@pytest.mark.parametrize(("chunk_bytes", "staged"), [(8_000, 1), (7_000, 2), (4_000, 2)])
+def test_a_file_of_more_than_half_a_chunk_is_parsed_by_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int, staged: int
+) -> None:
+    # Up to half a chunk, one chunk on the calling thread; past it, PARSE_AHEAD chunks
+    # (or a multiple) on the workers, so a file just over half a chunk is not parsed
+    # by one thread alone.
+    monkeypatch.setattr(pipeline, "PARSE_AHEAD", 2)
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"".join(event(i) for i in range(50)))
+    assert 3_500 < log.stat().st_size <= 4_000
+    threads: list[str] = []
+    stage = pipeline._stage
+
+    def spy(*args: object) -> pipeline.StagedChunk:
+        threads.append(threading.current_thread().name)
+        return stage(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "_stage", spy)
+    summary = run_agent_events([str(log)], chunk_bytes=chunk_bytes)
+    assert summary.accepted == 50
+    assert len(threads) == staged
+    assert all(name.startswith("parse-agent-events") for name in threads) == (staged > 1)
 
 
 @pytest.mark.usefixtures("staged_always")
