@@ -70,8 +70,8 @@ CONFLICT_ATTEMPTS = 5
 # larger chunks use less CPU: on the bench file, four chunks of 62 MB for two workers took
 # a median of 2.00 s and 3.69 s of CPU against 2.08 s and 3.83 s for nine of 28 MB for
 # three (eight interleaved pairs; six more: 2.11 s and 3.89 s against 2.25 s and 4.18 s),
-# at the same peak: 560-600 MiB for the whole process (690 MiB against 640 for a .jsonl.gz
-# of the same events), under 1 GiB.
+# at the same peak, under 1 GiB: bench_ingest's command peaked at 547-612 MiB against
+# 577-622 MiB (a .jsonl.gz of the same events, read on one thread: 690 against 640 MiB).
 CHUNK_BYTES = 64 * 1024 * 1024
 # Chunks parsed at once while one loads. Two keep the 2 cores busy: two workers on 64 MiB
 # chunks took a median of 2.12 s against 2.32 s for three on 48 MiB ones (six chunks; six
