@@ -124,9 +124,12 @@ class _Load:
         return self._stamp.result()
 
     def find_stamp(self) -> None:
-        """Find a stamp no stored event has (run_rollups.unused_stamp), on any thread:
-        _staged_chunks has a worker find it while the others read the first chunks (a
-        lake query of 40-50 ms that no longer holds them back)."""
+        """Find a stamp no stored event has (run_rollups.unused_stamp), once: a lake query
+        of 40-50 ms, which _staged_chunks runs on the calling thread while the workers
+        read their first chunks (a chunk needs the stamp only once its lines are split
+        and checked)."""
+        if self._stamp.done():
+            return
         try:
             self._stamp.set_result(run_rollups.unused_stamp(warehouse.cursor()))
         except BaseException as exc:
@@ -770,7 +773,6 @@ def _staged_chunks(
         pool = ThreadPoolExecutor(PARSE_AHEAD, thread_name_prefix="parse-agent-events")
         buffers = threading.local()  # each worker's, freed with this generator
         try:
-            pool.submit(load.find_stamp)  # before the chunks: a worker takes it first
             lines_before = first_line
             for ref in refs:
                 lines_after = Future[int]()
@@ -778,9 +780,12 @@ def _staged_chunks(
                 pending.append((ref.end_offset, staged))
                 lines_before = lines_after
                 del ref  # a .gz chunk's bytes go once parsed
+                if len(pending) == PARSE_AHEAD:
+                    load.find_stamp()  # while every worker reads a chunk
                 if len(pending) > PARSE_AHEAD + STAGED_AHEAD:
                     end_offset, oldest = pending.popleft()
                     yield end_offset, oldest.result()
+            load.find_stamp()  # found above, unless there were fewer chunks than workers
             while pending:
                 end_offset, oldest = pending.popleft()
                 yield end_offset, oldest.result()

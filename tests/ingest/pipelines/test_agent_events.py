@@ -204,6 +204,37 @@ def test_a_file_of_more_than_half_a_chunk_is_parsed_by_the_workers(
     assert all(name.startswith("parse-agent-events") for name in threads) == (staged > 1)
 
 
+def test_the_stamp_is_found_on_the_calling_thread_even_with_fewer_chunks_than_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers wait for the load's stamp; the calling thread finds it once they all
+    # have a chunk, or after the last chunk when a long line left fewer chunks than
+    # workers (here two chunks for three: the second line spans two cuts).
+    monkeypatch.setattr(pipeline, "PARSE_AHEAD", 3)
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(event(1) + event(2, tool="x" * 2_500))
+    found: list[str] = []
+    find_stamp = pipeline._Load.find_stamp
+
+    def spy(load: pipeline._Load) -> None:
+        found.append(threading.current_thread().name)
+        find_stamp(load)
+
+    monkeypatch.setattr(pipeline._Load, "find_stamp", spy)
+    result: list[object] = []
+    caller = threading.Thread(
+        target=lambda: result.append(run_agent_events([str(log)], chunk_bytes=1_000)),
+        name="caller",
+        daemon=True,
+    )
+    caller.start()
+    caller.join(timeout=60)
+    assert not caller.is_alive(), "the workers waited for a stamp nobody looked for"
+    [summary] = result
+    assert summary.accepted == 2  # type: ignore[attr-defined]
+    assert set(found) == {"caller"}
+
+
 @pytest.mark.usefixtures("staged_always")
 def test_a_crash_mid_file_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
