@@ -746,12 +746,14 @@ def _staged_chunks(
     log: files.LogFile, position: Position, chunk_bytes: int, load: _Load, folder: Path
 ) -> Generator[tuple[int, StagedChunk], None, None]:
     """Each chunk from `position` on, read, parsed and staged, with the offset after it.
-    When there is more than one, worker threads read, parse and stage the next
-    PARSE_AHEAD at once while the caller loads this one: DuckDB, Arrow and NumPy release
-    the GIL, so they share the cores. Meanwhile DuckDB runs each statement on one thread:
-    its statements on a chunk gain little from more, and bench_ingest's 1,000,000 events
-    took 11-13 s of CPU that way against 17-18 s with two (2 cores). Chunks being parsed
-    (PARSE_AHEAD) and staged ones waiting (STAGED_AHEAD) are bounded, which bounds memory."""
+    When more than half a chunk is left to read, worker threads read, parse and stage the
+    next PARSE_AHEAD at once while the caller loads this one; otherwise (and for a .gz
+    file, whose size to come is not known) the chunks are staged one after another on the
+    calling thread. DuckDB, Arrow and NumPy release the GIL, so the workers share the
+    cores. Meanwhile DuckDB runs each statement on one thread: its statements on a chunk
+    gain little from more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that
+    way against 17-18 s with two (2 cores). Chunks being parsed (PARSE_AHEAD) and staged
+    ones waiting (STAGED_AHEAD) are bounded, which bounds memory."""
     first_line = Future[int]()
     first_line.set_result(position.line_no)
     remaining = files.end_offset(log) - position.byte_offset
