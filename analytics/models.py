@@ -14,17 +14,26 @@ from django.db import models
 from django.utils import timezone
 
 _NON_NEGATIVE = [MinValueValidator(Decimal(0))]
+# Digits of a model price before its 6 decimal places: no real price comes near, and a
+# price file's entry past it is refused with its name (price_files), never cut.
+MTOK_PRICE_INTEGER_DIGITS = 18
 
 
-def _price_field(help_text: str, *, null: bool = False) -> models.DecimalField[Decimal, Decimal]:
+def _price_field(
+    help_text: str, *, null: bool = False, integer_digits: int = 6
+) -> models.DecimalField[Decimal, Decimal]:
     return models.DecimalField(
-        max_digits=12,
+        max_digits=integer_digits + 6,
         decimal_places=6,
         null=null,
         blank=null,
         validators=_NON_NEGATIVE,
         help_text=help_text,
     )
+
+
+def _mtok_price(help_text: str, *, null: bool = False) -> models.DecimalField[Decimal, Decimal]:
+    return _price_field(help_text, null=null, integer_digits=MTOK_PRICE_INTEGER_DIGITS)
 
 
 class ModelPrice(models.Model):
@@ -35,24 +44,26 @@ class ModelPrice(models.Model):
         default=list, blank=True, help_text='other names, e.g. ["claude-3-5-haiku-latest"]'
     )
     provider = models.CharField(max_length=100, blank=True)
-    input_per_mtok = _price_field("USD per million uncached input tokens")
-    cached_input_per_mtok = _price_field(
+    input_per_mtok = _mtok_price("USD per million uncached input tokens")
+    cached_input_per_mtok = _mtok_price(
         "USD per million cache-read tokens (empty: the input price)", null=True
     )
-    cache_write_per_mtok = _price_field(
+    cache_write_per_mtok = _mtok_price(
         "USD per million cache-write tokens, 5-minute lifetime (empty: the input price)",
         null=True,
     )
-    cache_write_1h_per_mtok = _price_field(
-        "USD per million cache-write tokens, 1-hour lifetime (empty: the 5-minute price)",
+    # Empty: twice the input price, the provider's multiplier for a 1-hour write (the
+    # 5-minute price would under-count it by 0.75 of the input price per token).
+    cache_write_1h_per_mtok = _mtok_price(
+        "USD per million cache-write tokens, 1-hour lifetime (empty: twice the input price)",
         null=True,
     )
-    output_per_mtok = _price_field("USD per million output tokens")
+    output_per_mtok = _mtok_price("USD per million output tokens")
     # Long-context tier: calls whose whole prompt (input + cache reads + cache writes)
     # exceeds LONG_CONTEXT_TOKENS (200,000, the tier Anthropic and Google price) use these.
-    long_input_per_mtok = _price_field("long-context input price (empty: no tier)", null=True)
-    long_cached_input_per_mtok = _price_field("long-context cache-read price", null=True)
-    long_output_per_mtok = _price_field("long-context output price", null=True)
+    long_input_per_mtok = _mtok_price("long-context input price (empty: no tier)", null=True)
+    long_cached_input_per_mtok = _mtok_price("long-context cache-read price", null=True)
+    long_output_per_mtok = _mtok_price("long-context output price", null=True)
     valid_from = models.DateField(help_text="first UTC day these prices apply")
     source = models.CharField(max_length=200, blank=True, help_text="where the prices came from")
     updated_at = models.DateTimeField(auto_now=True)

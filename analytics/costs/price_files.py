@@ -21,7 +21,7 @@ import yaml
 from django.db import transaction
 
 from analytics.errors import ParameterError
-from analytics.models import ModelPrice
+from analytics.models import MTOK_PRICE_INTEGER_DIGITS, ModelPrice
 
 SHIPPED_PRICES = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 _PRICE_FIELDS = (
@@ -48,6 +48,7 @@ _LITELLM_FIELDS = {
 }
 _LITELLM_MODES = {"chat", "completion", "responses", None}
 _SIX_PLACES = Decimal("0.000001")
+_PRICE_LIMIT = Decimal(10) ** MTOK_PRICE_INTEGER_DIGITS  # what the price table can hold
 
 
 @dataclass
@@ -71,7 +72,12 @@ def _decimal(value: Any, name: str, model: str, *, scale: int = 1) -> Decimal | 
         raise ParameterError(f"{model}: {name} must be a number, got {value!r}") from None
     if not number.is_finite() or number < 0:
         raise ParameterError(f"{model}: {name} must be a number >= 0, got {value!r}")
-    return (number * scale).quantize(_SIX_PLACES)
+    number *= scale
+    if number >= _PRICE_LIMIT:
+        raise ParameterError(
+            f"{model}: {name} must be under {_PRICE_LIMIT:,} USD per million tokens, got {value!r}"
+        )
+    return number.quantize(_SIX_PLACES)
 
 
 def _date(value: Any, model: str) -> date:

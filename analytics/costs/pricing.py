@@ -18,6 +18,9 @@ from analytics.models import ModelPrice
 PER_MTOK = 1_000_000
 # A call whose prompt (input + cache reads + cache writes) exceeds this is long-context.
 LONG_CONTEXT_TOKENS = 200_000
+# A 1-hour cache write costs this many times the input price (Anthropic's multiplier):
+# what a row without its own 1-hour price charges.
+CACHE_WRITE_1H_MULTIPLIER = 2.0
 # Date suffixes providers append to a model's name: -20251001, -2025-10-01, @20251001.
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$")
 _VERSION_SUFFIXES = ("-latest",)
@@ -58,19 +61,21 @@ def _f(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
 
 
+def _or(value: Decimal | None, default: float) -> float:
+    return default if value is None else float(value)
+
+
 def price_from_row(row: ModelPrice) -> Price:
+    """A row's prices with its empty ones filled in: cache reads and 5-minute writes at the
+    input price, 1-hour writes at twice it (never at the 5-minute price)."""
     input_price = float(row.input_per_mtok)
-    cache_5m = _f(row.cache_write_per_mtok)
-    cache_5m = input_price if cache_5m is None else cache_5m
-    cache_1h = _f(row.cache_write_1h_per_mtok)
-    cached = _f(row.cached_input_per_mtok)
     return Price(
         model=row.model,
         valid_from=row.valid_from,
         input=input_price,
-        cached_input=input_price if cached is None else cached,
-        cache_write_5m=cache_5m,
-        cache_write_1h=cache_5m if cache_1h is None else cache_1h,
+        cached_input=_or(row.cached_input_per_mtok, input_price),
+        cache_write_5m=_or(row.cache_write_per_mtok, input_price),
+        cache_write_1h=_or(row.cache_write_1h_per_mtok, CACHE_WRITE_1H_MULTIPLIER * input_price),
         output=float(row.output_per_mtok),
         long_input=_f(row.long_input_per_mtok),
         long_cached_input=_f(row.long_cached_input_per_mtok),

@@ -108,3 +108,35 @@ def test_negative_prices_are_422(client: Client, db: None, auth_headers) -> None
     bad = [{**PRICES[0], "input_per_mtok": -1}]
     answer = client.post("/api/prices", bad, content_type="application/json", headers=auth_headers)
     assert answer.status_code == 422
+
+
+def test_a_price_past_a_million_dollars_per_million_tokens_is_kept_and_prices_the_day(
+    client: Client, lake: object, auth_headers
+) -> None:
+    dear = [{**PRICES[0], "model": "dear-coder", "input_per_mtok": 2_500_000}]
+    saved = client.post("/api/prices", dear, content_type="application/json", headers=auth_headers)
+    assert saved.json() == {"saved": 1}
+    ingest_body(
+        orjson.dumps(
+            {
+                "ts": "2026-01-14T10:00:00Z",
+                "run": "r1",
+                "agent": "a",
+                "event": "llm_call",
+                "model": "dear-coder",
+                "usage": {"input_tokens": 1_000, "output_tokens": 0},
+            }
+        )
+        + b"\n"
+    )
+    body = client.get("/api/costs/daily?date=2026-01-14", headers=auth_headers).json()
+    # 1,000 input tokens x 2,500,000 USD per million = 2,500 USD.
+    assert body["total_usd"] == pytest.approx(2_500.0)
+    assert ModelPrice.objects.get(model="dear-coder").input_per_mtok == 2_500_000
+
+
+def test_a_price_the_table_cannot_hold_is_422_with_its_name(client: Client, db: None, auth_headers):
+    bad = [{**PRICES[0], "output_per_mtok": 1e18}]
+    answer = client.post("/api/prices", bad, content_type="application/json", headers=auth_headers)
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith("acme-coder: output_per_mtok must be under")

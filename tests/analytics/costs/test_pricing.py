@@ -1,6 +1,7 @@
 """Price rules: name matching, valid-from history, and the arithmetic to the cent."""
 
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
@@ -11,7 +12,9 @@ from analytics.costs.pricing import (
     cache_savings_usd,
     candidate_names,
     cost_usd,
+    price_from_row,
 )
+from analytics.models import ModelPrice
 
 HAIKU = Price("claude-haiku-4-5", date(2025, 10, 15), 1.0, 0.1, 1.25, 2.0, 5.0)
 HAIKU_LATER = Price("claude-haiku-4-5", date(2026, 3, 1), 2.0, 0.2, 2.5, 4.0, 10.0)
@@ -74,3 +77,16 @@ def test_long_context_calls_use_the_long_prices() -> None:
         long_output_tokens=1_000,
     )
     assert cost_usd(SONNET, usage) == pytest.approx(0.3 * 6 + 0.001 * 22.5)
+
+
+def test_a_row_without_a_1_hour_price_charges_1_hour_writes_twice_the_input_price() -> None:
+    row = ModelPrice(
+        model="acme",
+        input_per_mtok=Decimal(3),
+        cache_write_per_mtok=Decimal("3.75"),
+        output_per_mtok=Decimal(15),
+        valid_from=date(2026, 1, 1),
+    )
+    usage = Usage(cache_write_tokens=1_000_000, cache_write_1h_tokens=1_000_000)
+    # 1,000,000 one-hour writes x (2 x 3) per million = 6, not the 5-minute 3.75.
+    assert cost_usd(price_from_row(row), usage) == pytest.approx(6.0)
