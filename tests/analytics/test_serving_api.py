@@ -10,7 +10,7 @@ from django.test import Client
 from ingest.models import ModelConfig, ScrapeTarget
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
-from tests.vllm_text import EngineState, v1_text
+from tests.vllm_text import EngineState, v0_text, v1_text
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -135,6 +135,35 @@ def test_latency_answers_a_quantile_per_bucket(scraped: None, auth_headers: dict
     assert status == 200
     # no TTFT observations in the window: Prometheus answers NaN, the API null
     assert body["points"] == [{"t": "2026-01-01T00:00:00Z", "seconds": None}]
+
+
+def test_latency_after_a_restart_without_created_lines_is_prometheus_value(
+    lake: Path, db: None, auth_headers: dict[str, str]
+) -> None:
+    # V0 (and vLLM's multiprocess mode) has no `_created` lines: across a restart only the
+    # buckets whose count dropped are seen as reset. TTFT buckets (0.1, 0.5, 1, +Inf) read
+    # 2, 5, 5, 5 and then, after the restart, 5, 5, 7, 8: no count dropped, so the
+    # increases are 3, 0, 2, 3, a zero right after a non-zero lower bucket. Prometheus
+    # forces them monotonic: 3, 3, 3, 3. rank 0.95 * 3 = 2.85 lies in (0, 0.1]:
+    # 0.1 * 2.85 / 3; rank 0.25 * 3 = 0.75: 0.1 * 0.75 / 3.
+    before = EngineState(ttft=(2.0, 5.0, 5.0, 5.0))
+    after = EngineState(ttft=(5.0, 5.0, 7.0, 8.0))
+    load_scrapes(
+        [
+            PendingScrape("gpu-v0", T0 + timedelta(seconds=15 * i), scrape=parse_scrape(v0_text(s)))
+            for i, s in enumerate((before, after))
+        ]
+    )
+    client = Client()
+    for quantile, want in ((0.95, 0.1 * 2.85 / 3), (0.25, 0.1 * 0.75 / 3)):
+        status, body = _get(
+            client,
+            f"/api/serving/latency?instance=gpu-v0&metric=ttft&quantile={quantile}&bucket=5m"
+            "&start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z",
+            auth_headers,
+        )
+        assert status == 200, body
+        assert body["overall"] == pytest.approx(want)
 
 
 def test_unknown_instance_is_404_and_bad_parameters_422(
