@@ -239,12 +239,9 @@ def _build_tables(
         else:
             state = current[p.instance]
             keys = s.keys()
-            deltas, resets = compute_deltas(keys, s.values, s.createds, s.cumulative, state)
-            for key, value, created, is_counter in zip(
-                keys, s.values, s.createds, s.cumulative, strict=True
-            ):
-                if is_counter:
-                    state[key] = (value, created)
+            deltas, starts, resets = compute_deltas(
+                keys, s.values, s.createds, s.cumulative, state
+            )
             n = len(s)
             columns["instance"] += [p.instance] * n
             columns["ts"] += [p.ts] * n
@@ -252,7 +249,7 @@ def _build_tables(
             columns["labels"] += s.labels
             columns["kind"] += s.kinds
             columns["value"] += s.values
-            columns["created"] += s.createds
+            columns["created"] += starts
             columns["metric"] += s.metrics
             columns["engine"] += s.engines
             columns["le"] += s.les

@@ -6,7 +6,8 @@ import orjson
 
 from analytics import warehouse
 from ingest.pipelines.scrape_baselines import forget_cached_states
-from ingest.pipelines.vllm_scrape import collect_scrape, load_scrapes
+from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines.vllm_scrape import PendingScrape, collect_scrape, load_scrapes
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text
 
@@ -107,3 +108,33 @@ def test_increases_are_computed_against_the_previous_stored_scrape(lake: Path) -
         " WHERE name = 'vllm:num_preemptions_total' ORDER BY ts"
     )
     assert [r["delta"] for r in rows] == [None, 7.0]
+
+
+def test_a_start_time_that_moves_backwards_is_no_restart_in_memory_or_read_back(
+    lake: Path,
+) -> None:
+    # preemptions 3, 10, 12, 4 with `_created` 100, 90, 100, 110: 10 - 3 = 7 and 12 - 10 = 2
+    # (90 is older and 100 not newer than the newest seen), then 110 is newer: a restart,
+    # the increase is the new value 4. The same whether the baseline is remembered by the
+    # process or read back from the warehouse.
+    steps = ((3.0, 100.0), (10.0, 90.0), (12.0, 100.0), (4.0, 110.0))
+    for read_back in (False, True):
+        instance = f"gpu-{read_back}"
+        for i, (value, created) in enumerate(steps):
+            if read_back:
+                forget_cached_states()
+            text = v1_text({"0": EngineState(preemptions=value, created=created)})
+            ts = T0 + timedelta(seconds=15 * i)
+            load_scrapes([PendingScrape(instance, ts, scrape=parse_scrape(text))])
+        rows = warehouse.fetch_all(
+            "SELECT delta FROM serving_samples WHERE instance = ? "
+            "AND name = 'vllm:num_preemptions_total' ORDER BY ts",
+            [instance],
+        )
+        assert [r["delta"] for r in rows] == [None, 7.0, 2.0, 4.0], instance
+        resets = warehouse.fetch_one(
+            "SELECT sum(resets) AS n FROM serving_scrapes WHERE instance = ?", [instance]
+        )
+        # five counter families and the TTFT histogram's four buckets, count and sum all
+        # carry the same start time, so each restart is counted once per series
+        assert resets is not None and resets["n"] == 5 + 6
