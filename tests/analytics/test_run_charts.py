@@ -29,17 +29,17 @@ def test_drift_text_says_the_verdict_slope_and_p_value() -> None:
         "slope_per_hour": 0.0121,
         "p_value": 3.5e-17,
         "buckets": 120,
-        "min_buckets": 8,
+        "min_buckets": 6,
     }
     assert drift_text(rising) == "rising: +1.21 pp/h, p = 3.5e-17"
-    few = {"trend": "flat", "slope_per_hour": -0.01, "p_value": 0.5, "buckets": 5, "min_buckets": 8}
-    assert drift_text(few) == "flat: -1.00 pp/h, p = 0.5 (5 of 8 buckets needed)"
+    few = {"trend": "flat", "slope_per_hour": -0.01, "p_value": 0.5, "buckets": 5, "min_buckets": 6}
+    assert drift_text(few) == "flat: -1.00 pp/h, p = 0.5 (5 of 6 buckets needed)"
     empty = {
         "trend": "flat",
         "slope_per_hour": None,
         "p_value": None,
         "buckets": 0,
-        "min_buckets": 8,
+        "min_buckets": 6,
     }
     assert drift_text(empty) == "flat: too few buckets with attempts"
 

@@ -86,7 +86,9 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
         ("10:30", "11:40")
     ]
     assert c["drift"]["trend"] == "flat"
-    assert c["drift_text"] == "flat: -16.67 pp/h, p = 0.22 (3 of 8 buckets needed)"
+    # hourly rates 1/3, 1/3, 0: S = -2 over 2 untied pairs; of the 3 orders of those
+    # values, 2 are as extreme (S = +-2): p = 2/3, exact
+    assert c["drift_text"] == "flat: -16.67 pp/h, p = 0.67 (3 of 6 buckets needed)"
     html = response.content.decode()
     assert '<div class="value" id="stat-stall">50 min</div>' in html
     assert '<div class="value" id="stat-commits">3</div>' in html
@@ -154,9 +156,9 @@ def test_the_error_chart_is_the_api_answer_with_its_drift(signed_in: Client) -> 
     assert rate["customdata"] == [2, 0, 0]
     assert (
         fig["layout"]["annotations"][0]["text"]
-        == "drift flat: -16.67 pp/h, p = 0.22 (3 of 8 buckets needed)"
+        == "drift flat: -16.67 pp/h, p = 0.67 (3 of 6 buckets needed)"
     )
-    assert api["drift"]["p_value"] == pytest.approx(0.2207, abs=1e-4)
+    assert api["drift"]["p_value"] == pytest.approx(2 / 3)
 
 
 def test_a_preset_counts_back_from_the_runs_last_event(signed_in: Client) -> None:
