@@ -1,4 +1,4 @@
-"""Alerting endpoints of the JSON API (../shared/contract/api.md): alerts, channels, rules
+"""Alerting endpoints of the JSON API (docs/api.md): alerts, channels, rules
 (with a preview of what a rule would have fired on), silences. Handlers parse and answer;
 rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
 

@@ -1,4 +1,4 @@
-"""Runs endpoints of the JSON API (../shared/contract/api.md). Handlers parse parameters and
+"""Runs endpoints of the JSON API (docs/api.md). Handlers parse parameters and
 call analytics.queries.runs; they never write SQL."""
 
 from __future__ import annotations

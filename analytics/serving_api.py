@@ -1,4 +1,4 @@
-"""Serving endpoints of the JSON API (../shared/contract/api.md): instances, KV usage,
+"""Serving endpoints of the JSON API (docs/api.md): instances, KV usage,
 prefix cache, preemptions, latency, plus throughput, queue, KV capacity and scrape history.
 
 Handlers parse parameters and shape answers; the questions are analytics.queries.serving.

@@ -1,4 +1,4 @@
-"""Tokens endpoints of the JSON API (../shared/contract/api.md): count a text, the tax
+"""Tokens endpoints of the JSON API (docs/api.md): count a text, the tax
 table, traffic by language, and where provider usage disagrees with our counts."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class IngestOut(Schema):
     response=IngestOut,
     summary="Ingest agent events",
     description="Body: JSON Lines (`application/x-ndjson`) or a JSON array of events "
-    "(../shared/contract/agent-events.md). Bad lines are quarantined, not rejected; events "
+    "(docs/agent-events.md). Bad lines are quarantined, not rejected; events "
     "re-sent with the same run + id are counted as duplicates.",
     openapi_extra={
         "requestBody": {

@@ -9,7 +9,8 @@ import pytest
 
 from analytics import warehouse
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+# Real logs, scrapes and commit histories, with their provenance and licences (NOTICE.md).
+FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="session")

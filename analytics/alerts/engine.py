@@ -135,7 +135,7 @@ def horizon_of(rules: Iterable[Rule]) -> timedelta:
 
 
 def payload(rule: AlertRule, state: AlertState, kind: NotificationKind) -> dict[str, Any]:
-    """What a webhook channel receives (../shared/contract/api.md)."""
+    """What a webhook channel receives (docs/api.md)."""
     body: dict[str, Any] = {
         "rule": rule.name,
         "kind": rule.kind,

@@ -7,7 +7,7 @@ horizon` to `end` (never after `end`, so `evaluate_alerts --at T` sees what a li
 evaluation at T would have seen). Each dataset is read on first use with one statement,
 so 200 rules cost a handful of queries; rules then answer from NumPy arrays, and any
 per-subject computation several rules share (a drift test, a rolling rate) is memoized
-here. Definitions follow ../shared/contract/agent-events.md as analytics.queries.runs
+here. Definitions follow docs/agent-events.md as analytics.queries.runs
 reads them: a commit sha counts once per run, at its first logging, and its `ok` there
 decides whether it landed.
 """

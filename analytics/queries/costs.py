@@ -40,6 +40,9 @@ SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
        coalesce(sum(input_tokens) FILTER (WHERE {_LONG}), 0) AS long_input_tokens,
        coalesce(sum(cached_input_tokens) FILTER (WHERE {_LONG}), 0) AS long_cached_input_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE {_LONG}), 0) AS long_output_tokens,
+       coalesce(sum(cache_write_tokens) FILTER (WHERE {_LONG}), 0) AS long_cache_write_tokens,
+       coalesce(sum(cache_write_1h_tokens) FILTER (WHERE {_LONG}), 0)
+           AS long_cache_write_1h_tokens,
        coalesce(sum(cost_usd), 0) AS logged_usd
 FROM events
 WHERE event = 'llm_call' AND ts >= $start AND ts < $end
@@ -55,6 +58,8 @@ TOKEN_FIELDS = (
     "long_input_tokens",
     "long_cached_input_tokens",
     "long_output_tokens",
+    "long_cache_write_tokens",
+    "long_cache_write_1h_tokens",
 )
 
 
@@ -85,6 +90,8 @@ class UsageRow:
     long_input_tokens: int
     long_cached_input_tokens: int
     long_output_tokens: int
+    long_cache_write_tokens: int
+    long_cache_write_1h_tokens: int
     logged_usd: float
     start: datetime | None = None  # the segment's start
 

@@ -1,7 +1,7 @@
 """Where each run stands, for the runs list and the run page's badge: finished, stalled,
 active or idle, plus the attempts behind its error rate.
 
-Definitions follow ../shared/contract/agent-events.md as analytics.queries.runs reads it:
+Definitions follow docs/agent-events.md as analytics.queries.runs reads it:
 commits deduplicated by sha (counted at their first logging); the current stall is the
 time from the last commit (or the first event, before any) to the run's last event, when
 that reaches `min_gap`. A run is finished when an agent with no parent (the root) logged

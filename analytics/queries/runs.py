@@ -1,4 +1,4 @@
-"""Questions about agent runs, answered per ../shared/contract/agent-events.md.
+"""Questions about agent runs, answered per docs/agent-events.md.
 
 One function per question; SQL lives here as module constants with bound parameters.
 Every function takes an optional [start, end) range (aware UTC datetimes) and returns

@@ -1,4 +1,4 @@
-"""Agent-event JSONL (../shared/contract/agent-events.md) -> typed event rows, in bulk.
+"""Agent-event JSONL (docs/agent-events.md) -> typed event rows, in bulk.
 
 Pure: no files, no Django, no warehouse. Two paths, the pipeline choosing per line:
 - fast: `TYPED_ROWS_SQL` reads each line's typed fields with DuckDB's json_transform

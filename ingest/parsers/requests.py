@@ -1,4 +1,4 @@
-"""Per-request records (../shared/contract/requests.md) -> typed rows.
+"""Per-request records (docs/requests.md) -> typed rows.
 
 Three shapes map onto one record: the native v1 record, an OpenAI-style chat completion
 log line (`{"request": ..., "response": ...}`) and an OpenAI Batch API output line

@@ -11,7 +11,7 @@ update_events() runs an UPDATE of stored events and appends the difference it ma
 run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
 last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
 figures are exactly what aggregating every event gives, per
-../shared/contract/agent-events.md: a commit sha counts once per run, at its first
+docs/agent-events.md: a commit sha counts once per run, at its first
 logging (by ts, source, source_line), and that logging's `ok` decides whether it landed
 or failed; commits without a sha each count; errors are error events plus failed
 attempts. Rows stored before these tables existed are rolled up by migration 2

@@ -1,6 +1,6 @@
 """A synthetic multi-agent harness run, as columns: who did what, when.
 
-Owns the shape of a realistic run (../shared/reference: a root planner, planners that own
+Owns the shape of a realistic run (the multi-agent harness article: a root planner, planners that own
 an area, subplanners, hundreds of workers spawned over time that push to one branch and
 hand off to the planner that asked): a commit rate that ramps to its peak and decays, an
 optional stall (agents keep working, nothing lands), an error rate that stays flat or

@@ -1,6 +1,6 @@
 """Ground truth of a synthetic run, computed from the generated events themselves.
 
-Owns an independent reading of the contract's definitions (../shared/contract/
+Owns an independent reading of the contract's definitions (docs/
 agent-events.md): commits deduplicated by sha at their first logging, attempts, errors,
 stalls, the current stall, the agent tree. Tests compare the API with these numbers, so
 nothing here may call the warehouse or analytics.queries.

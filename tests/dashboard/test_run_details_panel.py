@@ -6,14 +6,14 @@ import pytest
 from django.test import Client
 
 from ingest.pipelines.claude_code import run_claude_code
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 
 @pytest.fixture
 def page(lake: Path, client: Client, user: object) -> str:
-    run_claude_code([str(SHARED / "fixtures" / "agent-logs")])
+    run_claude_code([str(FIXTURE_ROOT / "agent-logs")])
     client.force_login(user)  # type: ignore[arg-type]
     response = client.get(f"/runs/{SESSION}/")
     assert response.status_code == 200

@@ -1,5 +1,5 @@
 """The demo's real logs: the shipped transcripts and Aero's derived history load once, and
-the history keeps the dataset's total and busiest hour (../shared/datasets/README.md)."""
+the history keeps the dataset's total and busiest hour (ingest/demo_data/NOTICE.md)."""
 
 import csv
 import gzip

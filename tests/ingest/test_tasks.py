@@ -8,9 +8,9 @@ import pytest
 from analytics import warehouse
 from dashboard.celery import _beat_schedule
 from ingest.tasks import tail_transcripts
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 
 
 def test_it_reads_what_live_sessions_appended(lake: Path, tmp_path: Path, settings: object) -> None:

@@ -1,5 +1,5 @@
 """Generic JSON webhooks: a POST of exactly the notification payload (see
-../shared/contract/api.md), signed when the channel has a secret so receivers can check
+docs/api.md), signed when the channel has a secret so receivers can check
 it came from us: `X-Fleetscope-Signature: sha256=<hex HMAC-SHA256 of the body bytes>`."""
 
 from __future__ import annotations

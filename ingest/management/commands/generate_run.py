@@ -1,7 +1,7 @@
 """`manage.py generate_run OUT.jsonl`: write a synthetic harness run and print its truth.
 
 For demos, load tests and checking the dashboard against known answers: the file is
-agent-event JSONL (../shared/contract/agent-events.md); the JSON line on stdout is the
+agent-event JSONL (docs/agent-events.md); the JSON line on stdout is the
 ground truth (commits per hour, stalls, the error trend, counts the ingest must report).
 """
 

@@ -24,6 +24,16 @@ LITELLM = {
         "litellm_provider": "anthropic",
         "mode": "chat",
     },
+    "claude-sonnet-4-5": {
+        "input_cost_per_token": 3e-06,
+        "output_cost_per_token": 1.5e-05,
+        "input_cost_per_token_above_200k_tokens": 6e-06,
+        "cache_read_input_token_cost_above_200k_tokens": 6e-07,
+        "cache_creation_input_token_cost_above_200k_tokens": 7.5e-06,
+        "cache_creation_input_token_cost_above_1hr_above_200k_tokens": 1.2e-05,
+        "output_cost_per_token_above_200k_tokens": 2.25e-05,
+        "mode": "chat",
+    },
     "text-embedding-3-small": {
         "input_cost_per_token": 2e-08,
         "output_cost_per_token": 0,
@@ -35,7 +45,7 @@ LITELLM = {
 def test_litellms_map_is_read_per_million_tokens(tmp_path: Path) -> None:
     path = tmp_path / "model_prices_and_context_window.json"
     path.write_bytes(orjson.dumps(LITELLM))
-    [row] = read_price_file(path, date(2026, 1, 1))
+    row, long_tier = read_price_file(path, date(2026, 1, 1))
     assert row.model == "claude-haiku-4-5" and row.provider == "anthropic"
     assert row.prices["input_per_mtok"] == Decimal("1.000000")
     assert row.prices["cached_input_per_mtok"] == Decimal("0.100000")
@@ -43,6 +53,14 @@ def test_litellms_map_is_read_per_million_tokens(tmp_path: Path) -> None:
     assert row.prices["cache_write_1h_per_mtok"] == Decimal("2.000000")
     assert row.prices["output_per_mtok"] == Decimal("5.000000")
     assert row.valid_from == date(2026, 1, 1)
+    # Above 200k tokens: 6e-06 x 1,000,000 = 6 per million, and so on.
+    assert {k: v for k, v in long_tier.prices.items() if k.startswith("long_")} == {
+        "long_input_per_mtok": Decimal("6.000000"),
+        "long_cached_input_per_mtok": Decimal("0.600000"),
+        "long_cache_write_per_mtok": Decimal("7.500000"),
+        "long_cache_write_1h_per_mtok": Decimal("12.000000"),
+        "long_output_per_mtok": Decimal("22.500000"),
+    }
 
 
 def test_yaml_in_fleetscopes_format_loads_through_the_command(tmp_path: Path, db: None) -> None:

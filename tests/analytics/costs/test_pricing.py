@@ -19,6 +19,9 @@ from analytics.models import ModelPrice
 HAIKU = Price("claude-haiku-4-5", date(2025, 10, 15), 1.0, 0.1, 1.25, 2.0, 5.0)
 HAIKU_LATER = Price("claude-haiku-4-5", date(2026, 3, 1), 2.0, 0.2, 2.5, 4.0, 10.0)
 SONNET = Price("claude-sonnet-4-5", date(2025, 9, 29), 3.0, 0.3, 3.75, 6.0, 15.0, 6.0, 0.6, 22.5)
+SONNET_LONG_WRITES = Price(
+    "claude-sonnet-4-5", date(2025, 9, 29), 3.0, 0.3, 3.75, 6.0, 15.0, 6.0, 0.6, 22.5, 7.5, 12.0
+)
 
 
 def test_date_suffixes_and_provider_prefixes_are_dropped_for_matching() -> None:
@@ -90,3 +93,37 @@ def test_a_row_without_a_1_hour_price_charges_1_hour_writes_twice_the_input_pric
     usage = Usage(cache_write_tokens=1_000_000, cache_write_1h_tokens=1_000_000)
     # 1,000,000 one-hour writes x (2 x 3) per million = 6, not the 5-minute 3.75.
     assert cost_usd(price_from_row(row), usage) == pytest.approx(6.0)
+
+
+def test_a_long_context_call_pays_long_context_rates_for_its_cache_writes_too() -> None:
+    usage = Usage(
+        input_tokens=10_000,
+        cached_input_tokens=150_000,
+        cache_write_tokens=100_000,
+        cache_write_1h_tokens=40_000,
+        output_tokens=2_000,
+        long_input_tokens=10_000,
+        long_cached_input_tokens=150_000,
+        long_cache_write_tokens=100_000,
+        long_cache_write_1h_tokens=40_000,
+        long_output_tokens=2_000,
+    )
+    # 10,000 x 6 + 150,000 x 0.6 + 60,000 x 7.5 (5-minute) + 40,000 x 12 (1-hour)
+    # + 2,000 x 22.5 = 60,000 + 90,000 + 450,000 + 480,000 + 45,000 = 1,125,000 per million.
+    assert cost_usd(SONNET_LONG_WRITES, usage) == pytest.approx(1.125)
+
+
+def test_a_long_context_tier_without_cache_write_prices_derives_them_from_its_input() -> None:
+    row = ModelPrice(
+        model="acme",
+        input_per_mtok=Decimal(3),
+        output_per_mtok=Decimal(15),
+        long_input_per_mtok=Decimal(6),
+        valid_from=date(2026, 1, 1),
+    )
+    price = price_from_row(row)
+    # The long-context input price for 5-minute writes, twice it for 1-hour writes.
+    assert (price.long_cache_write_5m, price.long_cache_write_1h) == (6.0, 12.0)
+    row.long_input_per_mtok = None  # no tier: nothing to derive them from
+    price = price_from_row(row)
+    assert (price.long_cache_write_5m, price.long_cache_write_1h) == (None, None)

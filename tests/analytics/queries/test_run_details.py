@@ -15,9 +15,9 @@ from analytics.queries.runs import TimeRange
 from ingest.git_rebuild import PlannedCommit, rebuild
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.git import run_git
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 

@@ -4,6 +4,7 @@ listed, day boundaries in UTC or a given zone."""
 
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import orjson
 import pytest
@@ -15,12 +16,12 @@ from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.codex import run_codex
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 from tests.vllm_text import EngineState, v1_text
 
 pytestmark = pytest.mark.usefixtures("lake")
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 CLAUDE_FILES = [
     FIXTURES / "claude-code-session-start-and-subagent-call.jsonl",
@@ -60,6 +61,30 @@ def llm_call(ts: str, run: str, model: str, i: int, c: int, w: int, o: int, **ex
         "usage": usage,
         **extra,
     }
+
+
+def claude_response(message_id: str, usage: dict[str, object], **extra: object):
+    """One Claude Code transcript line: an API response of session s1 on 2026-01-14."""
+    return {
+        "type": "assistant",
+        "sessionId": "s1",
+        "timestamp": "2026-01-14T10:00:00.000Z",
+        "requestId": f"req_{message_id}",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+        },
+        **extra,
+    }
+
+
+def ingest_transcript(folder: Path, *lines: dict[str, object]) -> None:
+    path = folder / "s1.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    run_claude_code([str(path)])
 
 
 @pytest.fixture
@@ -207,3 +232,43 @@ def test_gpu_cost_per_million_generated_tokens_comes_from_the_scrapes(priced: No
     assert gpu["generated_tokens"] == 2_500_000
     assert gpu["usd"] == pytest.approx(48.0)
     assert gpu["usd_per_mtok"] == pytest.approx(48.0 / 2.5)
+
+
+def test_a_call_past_200k_prompt_tokens_is_billed_whole_at_long_context_rates(
+    db: None, tmp_path: Path
+) -> None:
+    ingest_transcript(
+        tmp_path,
+        # Prompt 10,000 + 150,000 + 100,000 = 260,000 tokens: long context.
+        claude_response(
+            "msg_long",
+            {
+                "input_tokens": 10_000,
+                "cache_read_input_tokens": 150_000,
+                "cache_creation_input_tokens": 100_000,
+                "cache_creation": {
+                    "ephemeral_5m_input_tokens": 60_000,
+                    "ephemeral_1h_input_tokens": 40_000,
+                },
+                "output_tokens": 2_000,
+            },
+        ),
+        # Prompt 1,000 + 100,000 + 50,000 = 151,000 tokens: standard.
+        claude_response(
+            "msg_short",
+            {
+                "input_tokens": 1_000,
+                "cache_read_input_tokens": 100_000,
+                "cache_creation_input_tokens": 50_000,
+                "output_tokens": 1_000,
+            },
+        ),
+    )
+    report = build_daily_report(date(2026, 1, 14))
+    # At the shipped Sonnet 4.5 prices (3 / 0.3 / 3.75 / 6 / 15; long context 6 / 0.6 /
+    # 7.5 / 12 / 22.5), per million tokens:
+    # long:  10,000 x 6 + 150,000 x 0.6 + 60,000 x 7.5 + 40,000 x 12 + 2,000 x 22.5
+    #        = 60,000 + 90,000 + 450,000 + 480,000 + 45,000 = 1,125,000
+    # short: 1,000 x 3 + 100,000 x 0.3 + 50,000 x 3.75 + 1,000 x 15
+    #        = 3,000 + 30,000 + 187,500 + 15,000 = 235,500
+    assert report["total_usd"] == pytest.approx(1.3605, abs=1e-9)

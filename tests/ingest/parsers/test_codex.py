@@ -7,9 +7,9 @@ import orjson
 import pytest
 
 from ingest.parsers import codex as parser
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 
 
 def line(kind: str, payload: dict[str, Any], ts: str = "2026-06-05T04:58:26.707Z") -> bytes:

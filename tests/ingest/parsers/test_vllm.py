@@ -2,10 +2,10 @@ import pytest
 
 from ingest.parsers.prometheus_text import ExpositionError
 from ingest.parsers.vllm import EngineKind, parse_scrape
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 from tests.vllm_text import EngineState, v1_text
 
-FIXTURES = SHARED / "fixtures" / "vllm-metrics"
+FIXTURES = FIXTURE_ROOT / "vllm-metrics"
 
 
 def _read(name: str) -> str:

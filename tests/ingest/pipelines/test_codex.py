@@ -12,11 +12,11 @@ from django.core.management import CommandError, call_command
 
 from analytics import warehouse
 from ingest.pipelines.codex import run_codex
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
 pytestmark = pytest.mark.usefixtures("lake")
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 
 
 def line(kind: str, payload: dict[str, Any], second: int = 0) -> bytes:

@@ -18,11 +18,11 @@ from analytics.queries import runs
 from ingest.git_rebuild import PlannedCommit, rebuild
 from ingest.pipelines.git import run_git
 from ingest.sources.files import SourceError
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
 pytestmark = pytest.mark.usefixtures("lake")
 
-COMPILER_CSV = SHARED / "datasets" / "commits_claudes-c-compiler.csv"
+COMPILER_CSV = FIXTURE_ROOT / "datasets" / "commits_claudes-c-compiler.csv"
 
 
 def epoch(text: str) -> int:

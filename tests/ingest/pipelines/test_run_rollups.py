@@ -18,12 +18,12 @@ from analytics.queries import runs
 from ingest.pipelines import run_rollups
 from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
 pytestmark = pytest.mark.usefixtures("lake")
 
 REPO = Path(__file__).resolve().parents[3]
-CLAUDE_CODE = SHARED / "fixtures" / "agent-logs"
+CLAUDE_CODE = FIXTURE_ROOT / "agent-logs"
 
 EVERY_EVENT_SQL = """
 WITH commit_rows AS (
