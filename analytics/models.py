@@ -61,8 +61,17 @@ class ModelPrice(models.Model):
     output_per_mtok = _mtok_price("USD per million output tokens")
     # Long-context tier: calls whose whole prompt (input + cache reads + cache writes)
     # exceeds LONG_CONTEXT_TOKENS (200,000, the tier Anthropic and Google price) use these.
+    # The whole call is billed in the tier, cache writes included.
     long_input_per_mtok = _mtok_price("long-context input price (empty: no tier)", null=True)
     long_cached_input_per_mtok = _mtok_price("long-context cache-read price", null=True)
+    long_cache_write_per_mtok = _mtok_price(
+        "long-context 5-minute cache-write price (empty: the long-context input price)",
+        null=True,
+    )
+    long_cache_write_1h_per_mtok = _mtok_price(
+        "long-context 1-hour cache-write price (empty: twice the long-context input price)",
+        null=True,
+    )
     long_output_per_mtok = _mtok_price("long-context output price", null=True)
     valid_from = models.DateField(help_text="first UTC day these prices apply")
     source = models.CharField(max_length=200, blank=True, help_text="where the prices came from")

@@ -32,6 +32,8 @@ _PRICE_FIELDS = (
     "output_per_mtok",
     "long_input_per_mtok",
     "long_cached_input_per_mtok",
+    "long_cache_write_per_mtok",
+    "long_cache_write_1h_per_mtok",
     "long_output_per_mtok",
 )
 _REQUIRED = ("input_per_mtok", "output_per_mtok")
@@ -44,6 +46,8 @@ _LITELLM_FIELDS = {
     "output_cost_per_token": "output_per_mtok",
     "input_cost_per_token_above_200k_tokens": "long_input_per_mtok",
     "cache_read_input_token_cost_above_200k_tokens": "long_cached_input_per_mtok",
+    "cache_creation_input_token_cost_above_200k_tokens": "long_cache_write_per_mtok",
+    "cache_creation_input_token_cost_above_1hr_above_200k_tokens": "long_cache_write_1h_per_mtok",
     "output_cost_per_token_above_200k_tokens": "long_output_per_mtok",
 }
 _LITELLM_MODES = {"chat", "completion", "responses", None}
@@ -183,6 +187,21 @@ def save_prices(rows: list[PriceRow], source: str) -> int:
                 },
             )
     return len(rows)
+
+
+def fill_shipped_prices(model_price: Any, fields: tuple[str, ...]) -> None:
+    """For a migration that adds price fields: set them on the rows the shipped list put
+    in the table (`source` "shipped", the same model and day) from analytics/data/
+    prices.json, where still empty. `model_price` is the migration's ModelPrice."""
+    for row in read_price_file(SHIPPED_PRICES, date.today()):
+        for name in fields:
+            if row.prices[name] is not None:
+                model_price.objects.filter(
+                    model=row.model,
+                    valid_from=row.valid_from,
+                    source="shipped",
+                    **{f"{name}__isnull": True},
+                ).update(**{name: row.prices[name]})
 
 
 def load_shipped_prices() -> int:

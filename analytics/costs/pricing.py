@@ -28,7 +28,8 @@ _VERSION_SUFFIXES = ("-latest",)
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens; cache prices already fall back as the table says."""
+    """USD per million tokens; cache prices already fall back as the table says. A long_*
+    price of None: that kind of token has no long-context tier."""
 
     model: str
     valid_from: date
@@ -40,6 +41,8 @@ class Price:
     long_input: float | None = None
     long_cached_input: float | None = None
     long_output: float | None = None
+    long_cache_write_5m: float | None = None
+    long_cache_write_1h: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class Usage:
     long_input_tokens: int = 0
     long_cached_input_tokens: int = 0
     long_output_tokens: int = 0
+    long_cache_write_tokens: int = 0
+    long_cache_write_1h_tokens: int = 0
 
 
 def _f(value: Decimal | None) -> float | None:
@@ -67,8 +72,15 @@ def _or(value: Decimal | None, default: float) -> float:
 
 def price_from_row(row: ModelPrice) -> Price:
     """A row's prices with its empty ones filled in: cache reads and 5-minute writes at the
-    input price, 1-hour writes at twice it (never at the 5-minute price)."""
+    input price, 1-hour writes at twice it (never at the 5-minute price); in the
+    long-context tier the same from the long-context input price."""
     input_price = float(row.input_per_mtok)
+    long_input = _f(row.long_input_per_mtok)
+    long_5m = _f(row.long_cache_write_per_mtok)
+    long_1h = _f(row.long_cache_write_1h_per_mtok)
+    if long_input is not None:
+        long_5m = long_input if long_5m is None else long_5m
+        long_1h = CACHE_WRITE_1H_MULTIPLIER * long_input if long_1h is None else long_1h
     return Price(
         model=row.model,
         valid_from=row.valid_from,
@@ -77,9 +89,11 @@ def price_from_row(row: ModelPrice) -> Price:
         cache_write_5m=_or(row.cache_write_per_mtok, input_price),
         cache_write_1h=_or(row.cache_write_1h_per_mtok, CACHE_WRITE_1H_MULTIPLIER * input_price),
         output=float(row.output_per_mtok),
-        long_input=_f(row.long_input_per_mtok),
+        long_input=long_input,
         long_cached_input=_f(row.long_cached_input_per_mtok),
         long_output=_f(row.long_output_per_mtok),
+        long_cache_write_5m=long_5m,
+        long_cache_write_1h=long_1h,
     )
 
 
@@ -100,22 +114,37 @@ def candidate_names(model: str) -> list[str]:
 
 def cost_usd(price: Price, usage: Usage) -> float:
     """What the usage costs at this price. Cache writes not split by lifetime are priced
-    as 5-minute writes (the default lifetime)."""
-    cache_5m = usage.cache_write_tokens - usage.cache_write_1h_tokens
-    total = (
-        usage.input_tokens * price.input
-        + usage.cached_input_tokens * price.cached_input
-        + cache_5m * price.cache_write_5m
-        + usage.cache_write_1h_tokens * price.cache_write_1h
-        + usage.output_tokens * price.output
+    as 5-minute writes (the default lifetime). A long-context call is billed whole in its
+    tier, cache writes included: each kind of token at its long-context price where the
+    row has one."""
+    rates = (
+        (usage.input_tokens, price.input, usage.long_input_tokens, price.long_input),
+        (
+            usage.cached_input_tokens,
+            price.cached_input,
+            usage.long_cached_input_tokens,
+            price.long_cached_input,
+        ),
+        (
+            usage.cache_write_tokens - usage.cache_write_1h_tokens,
+            price.cache_write_5m,
+            usage.long_cache_write_tokens - usage.long_cache_write_1h_tokens,
+            price.long_cache_write_5m,
+        ),
+        (
+            usage.cache_write_1h_tokens,
+            price.cache_write_1h,
+            usage.long_cache_write_1h_tokens,
+            price.long_cache_write_1h,
+        ),
+        (usage.output_tokens, price.output, usage.long_output_tokens, price.long_output),
     )
-    # Long-context calls were counted above at the base prices: add the difference.
-    if price.long_input is not None:
-        total += usage.long_input_tokens * (price.long_input - price.input)
-    if price.long_cached_input is not None:
-        total += usage.long_cached_input_tokens * (price.long_cached_input - price.cached_input)
-    if price.long_output is not None:
-        total += usage.long_output_tokens * (price.long_output - price.output)
+    total = 0.0
+    for tokens, rate, long_tokens, long_rate in rates:
+        total += tokens * rate
+        # Long-context calls were counted at the base price: add the difference.
+        if long_rate is not None:
+            total += long_tokens * (long_rate - rate)
     return total / PER_MTOK
 
 

@@ -124,6 +124,11 @@ def test_a_long_context_tier_without_cache_write_prices_derives_them_from_its_in
     price = price_from_row(row)
     # The long-context input price for 5-minute writes, twice it for 1-hour writes.
     assert (price.long_cache_write_5m, price.long_cache_write_1h) == (6.0, 12.0)
-    row.long_input_per_mtok = None  # no tier: nothing to derive them from
-    price = price_from_row(row)
+    no_tier = ModelPrice(
+        model="acme",
+        input_per_mtok=Decimal(3),
+        output_per_mtok=Decimal(15),
+        valid_from=date(2026, 1, 1),
+    )
+    price = price_from_row(no_tier)
     assert (price.long_cache_write_5m, price.long_cache_write_1h) == (None, None)
