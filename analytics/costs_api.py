@@ -113,7 +113,14 @@ class PriceIn(Schema):
     output_per_mtok: float
     long_input_per_mtok: float | None = None
     long_cached_input_per_mtok: float | None = None
+    long_cache_write_per_mtok: float | None = None
+    long_cache_write_1h_per_mtok: float | None = None
     long_output_per_mtok: float | None = None
+    fast_input_per_mtok: float | None = None
+    fast_cached_input_per_mtok: float | None = None
+    fast_cache_write_per_mtok: float | None = None
+    fast_cache_write_1h_per_mtok: float | None = None
+    fast_output_per_mtok: float | None = None
     valid_from: date
     aliases: list[str] = []
     provider: str = ""

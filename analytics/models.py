@@ -73,6 +73,18 @@ class ModelPrice(models.Model):
         null=True,
     )
     long_output_per_mtok = _mtok_price("long-context output price", null=True)
+    # Fast mode (`usage.speed: "fast"`): the same model served faster at a multiple of its
+    # prices. An empty fast price is the standard one times the fast multiplier (fast
+    # input over input); fast calls past LONG_CONTEXT_TOKENS pay the long-context prices
+    # times it (the provider's modifiers stack).
+    fast_input_per_mtok = _mtok_price(
+        "fast-mode input price (empty: no fast mode, fast calls at the standard prices)",
+        null=True,
+    )
+    fast_cached_input_per_mtok = _mtok_price("fast-mode cache-read price", null=True)
+    fast_cache_write_per_mtok = _mtok_price("fast-mode 5-minute cache-write price", null=True)
+    fast_cache_write_1h_per_mtok = _mtok_price("fast-mode 1-hour cache-write price", null=True)
+    fast_output_per_mtok = _mtok_price("fast-mode output price", null=True)
     valid_from = models.DateField(help_text="first UTC day these prices apply")
     source = models.CharField(max_length=200, blank=True, help_text="where the prices came from")
     updated_at = models.DateTimeField(auto_now=True)

@@ -4,8 +4,9 @@
 Owns parsing and saving. Fleetscope's format is a list (or `{"prices": [...]}`) of
 objects with `model`, `input_per_mtok`, `output_per_mtok`, `valid_from` and optional
 `cached_input_per_mtok`, `cache_write_per_mtok`, `cache_write_1h_per_mtok`,
-`long_*_per_mtok`, `aliases`, `provider`. LiteLLM's is an object keyed by model name with
-USD per token; it carries no dates, so its prices are valid from the day given.
+`long_*_per_mtok` (long context), `fast_*_per_mtok` (fast mode), `aliases`, `provider`.
+LiteLLM's is an object keyed by model name with USD per token (fast mode as a multiplier
+of them); it carries no dates, so its prices are valid from the day given.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ _PRICE_FIELDS = (
     "long_cache_write_per_mtok",
     "long_cache_write_1h_per_mtok",
     "long_output_per_mtok",
+    "fast_input_per_mtok",
+    "fast_cached_input_per_mtok",
+    "fast_cache_write_per_mtok",
+    "fast_cache_write_1h_per_mtok",
+    "fast_output_per_mtok",
 )
 _REQUIRED = ("input_per_mtok", "output_per_mtok")
 # LiteLLM field (USD per token) -> ours (USD per million tokens).
@@ -49,6 +55,15 @@ _LITELLM_FIELDS = {
     "cache_creation_input_token_cost_above_200k_tokens": "long_cache_write_per_mtok",
     "cache_creation_input_token_cost_above_1hr_above_200k_tokens": "long_cache_write_1h_per_mtok",
     "output_cost_per_token_above_200k_tokens": "long_output_per_mtok",
+}
+# LiteLLM gives fast mode as a multiplier of the standard prices
+# (`provider_specific_entry: {"fast": 6.0}`): ours are those prices times it.
+_FAST_OF = {
+    "input_per_mtok": "fast_input_per_mtok",
+    "cached_input_per_mtok": "fast_cached_input_per_mtok",
+    "cache_write_per_mtok": "fast_cache_write_per_mtok",
+    "cache_write_1h_per_mtok": "fast_cache_write_1h_per_mtok",
+    "output_per_mtok": "fast_output_per_mtok",
 }
 _LITELLM_MODES = {"chat", "completion", "responses", None}
 _SIX_PLACES = Decimal("0.000001")
@@ -131,6 +146,13 @@ def parse_litellm(document: dict[str, Any], valid_from: date) -> list[PriceRow]:
         prices: dict[str, Decimal | None] = dict.fromkeys(_PRICE_FIELDS)
         for theirs, ours in _LITELLM_FIELDS.items():
             prices[ours] = _decimal(spec.get(theirs), theirs, model, scale=1_000_000)
+        specific = spec.get("provider_specific_entry")
+        fast = specific.get("fast") if isinstance(specific, dict) else None
+        multiplier = _decimal(fast, "provider_specific_entry.fast", model)
+        if multiplier is not None:
+            for standard, ours in _FAST_OF.items():
+                price = prices[standard]
+                prices[ours] = None if price is None else _decimal(price * multiplier, ours, model)
         rows.append(
             PriceRow(
                 model=model,

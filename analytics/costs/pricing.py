@@ -12,6 +12,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import NamedTuple
 
 from analytics.models import ModelPrice
 
@@ -24,6 +25,20 @@ CACHE_WRITE_1H_MULTIPLIER = 2.0
 # Date suffixes providers append to a model's name: -20251001, -2025-10-01, @20251001.
 _DATE_SUFFIX = re.compile(r"(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$")
 _VERSION_SUFFIXES = ("-latest",)
+
+
+class Rates(NamedTuple):
+    """USD per million tokens of each kind, in one tier."""
+
+    input: float
+    cached_input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    output: float
+
+
+# The long-context prices in the same order; None where that kind has no tier.
+LongRates = tuple[float | None, float | None, float | None, float | None, float | None]
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,57 @@ class Price:
     long_output: float | None = None
     long_cache_write_5m: float | None = None
     long_cache_write_1h: float | None = None
+    # Fast mode: no fast_input, no fast mode (fast calls at the standard prices); any
+    # other fast price left None is the standard one times the fast multiplier.
+    fast_input: float | None = None
+    fast_cached_input: float | None = None
+    fast_cache_write_5m: float | None = None
+    fast_cache_write_1h: float | None = None
+    fast_output: float | None = None
+
+    @property
+    def fast_multiplier(self) -> float:
+        """Fast input over input: what fast mode multiplies the row's other prices by
+        (1 for a row without fast mode)."""
+        if self.fast_input is None or self.input <= 0:
+            return 1.0
+        return self.fast_input / self.input
+
+    def rates(self, *, fast: bool = False) -> Rates:
+        """The prices of a call: fast mode's when `fast` and the row has it."""
+        standard = Rates(
+            self.input, self.cached_input, self.cache_write_5m, self.cache_write_1h, self.output
+        )
+        if not fast or self.fast_input is None:
+            return standard
+        m = self.fast_multiplier
+        return Rates(
+            self.fast_input,
+            _given(self.fast_cached_input, standard.cached_input * m),
+            _given(self.fast_cache_write_5m, standard.cache_write_5m * m),
+            _given(self.fast_cache_write_1h, standard.cache_write_1h * m),
+            _given(self.fast_output, standard.output * m),
+        )
+
+    def long_rates(self, *, fast: bool = False) -> LongRates:
+        """The long-context prices; for a fast call the fast multiplier applies on top
+        (the provider's modifiers stack)."""
+        m = self.fast_multiplier if fast else 1.0
+        return (
+            _times(self.long_input, m),
+            _times(self.long_cached_input, m),
+            _times(self.long_cache_write_5m, m),
+            _times(self.long_cache_write_1h, m),
+            _times(self.long_output, m),
+        )
+
+
+def _times(price: float | None, multiplier: float) -> float | None:
+    return None if price is None else price * multiplier
+
+
+def _given(price: float | None, otherwise: float) -> float:
+    return otherwise if price is None else price
 
 
 @dataclass(frozen=True)
@@ -94,6 +160,11 @@ def price_from_row(row: ModelPrice) -> Price:
         long_output=_f(row.long_output_per_mtok),
         long_cache_write_5m=long_5m,
         long_cache_write_1h=long_1h,
+        fast_input=_f(row.fast_input_per_mtok),
+        fast_cached_input=_f(row.fast_cached_input_per_mtok),
+        fast_cache_write_5m=_f(row.fast_cache_write_per_mtok),
+        fast_cache_write_1h=_f(row.fast_cache_write_1h_per_mtok),
+        fast_output=_f(row.fast_output_per_mtok),
     )
 
 
@@ -112,45 +183,41 @@ def candidate_names(model: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def cost_usd(price: Price, usage: Usage) -> float:
-    """What the usage costs at this price. Cache writes not split by lifetime are priced
-    as 5-minute writes (the default lifetime). A long-context call is billed whole in its
-    tier, cache writes included: each kind of token at its long-context price where the
-    row has one."""
-    rates = (
-        (usage.input_tokens, price.input, usage.long_input_tokens, price.long_input),
-        (
-            usage.cached_input_tokens,
-            price.cached_input,
-            usage.long_cached_input_tokens,
-            price.long_cached_input,
-        ),
-        (
-            usage.cache_write_tokens - usage.cache_write_1h_tokens,
-            price.cache_write_5m,
-            usage.long_cache_write_tokens - usage.long_cache_write_1h_tokens,
-            price.long_cache_write_5m,
-        ),
-        (
-            usage.cache_write_1h_tokens,
-            price.cache_write_1h,
-            usage.long_cache_write_1h_tokens,
-            price.long_cache_write_1h,
-        ),
-        (usage.output_tokens, price.output, usage.long_output_tokens, price.long_output),
+def cost_usd(price: Price, usage: Usage, *, fast: bool = False) -> float:
+    """What the usage costs at this price, at its fast-mode prices when `fast` (calls
+    served in fast mode). Cache writes not split by lifetime are priced as 5-minute writes
+    (the default lifetime). A long-context call is billed whole in its tier, cache writes
+    included: each kind of token at its long-context price where the row has one."""
+    tokens = (
+        usage.input_tokens,
+        usage.cached_input_tokens,
+        usage.cache_write_tokens - usage.cache_write_1h_tokens,
+        usage.cache_write_1h_tokens,
+        usage.output_tokens,
+    )
+    long_tokens = (
+        usage.long_input_tokens,
+        usage.long_cached_input_tokens,
+        usage.long_cache_write_tokens - usage.long_cache_write_1h_tokens,
+        usage.long_cache_write_1h_tokens,
+        usage.long_output_tokens,
+    )
+    tiers = zip(
+        tokens, long_tokens, price.rates(fast=fast), price.long_rates(fast=fast), strict=True
     )
     total = 0.0
-    for tokens, rate, long_tokens, long_rate in rates:
-        total += tokens * rate
+    for count, long_count, rate, long_rate in tiers:
+        total += count * rate
         # Long-context calls were counted at the base price: add the difference.
         if long_rate is not None:
-            total += long_tokens * (long_rate - rate)
+            total += long_count * (long_rate - rate)
     return total / PER_MTOK
 
 
-def cache_savings_usd(price: Price, usage: Usage) -> float:
+def cache_savings_usd(price: Price, usage: Usage, *, fast: bool = False) -> float:
     """What the cache reads would have cost at the input price, minus what they cost."""
-    return usage.cached_input_tokens * (price.input - price.cached_input) / PER_MTOK
+    rates = price.rates(fast=fast)
+    return usage.cached_input_tokens * (rates.input - rates.cached_input) / PER_MTOK
 
 
 class PriceBook:

@@ -2,7 +2,8 @@
 
 One question: how many tokens of each kind did each model use, per day (and run), in a
 time range, split by whether the call logged its own `cost_usd` (a logged cost wins over
-the computed one, so only unlogged calls are priced from the table; both are kept).
+the computed one, so only unlogged calls are priced from the table; both are kept) and by
+whether it was served in fast mode (priced at other rates).
 Events are stored once per call: the adapters drop repeated lines (Claude Code's one line
 per content block, keyed by message and request id) and agent events are unique by run
 and id, so sums here count each call once. Never prices anything: analytics.costs does.
@@ -31,6 +32,7 @@ _LONG = (
 _USAGE_SQL = f"""
 SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
        cost_usd IS NOT NULL AS logged,
+       speed IS NOT DISTINCT FROM 'fast' AS fast,
        count(*) AS calls,
        coalesce(sum(input_tokens), 0) AS input_tokens,
        coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
@@ -81,6 +83,7 @@ class UsageRow:
     run: str | None
     source: str | None
     logged: bool
+    fast: bool  # served in fast mode (usage.speed "fast"): priced at fast-mode rates
     calls: int
     input_tokens: int
     cached_input_tokens: int
@@ -142,6 +145,7 @@ def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False
                 run=row["run"],
                 source=row["source"],
                 logged=bool(row["logged"]),
+                fast=bool(row["fast"]),
                 calls=int(row["calls"]),
                 logged_usd=float(row["logged_usd"]),
                 **{name: int(row[name]) for name in TOKEN_FIELDS},

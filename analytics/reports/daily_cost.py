@@ -74,8 +74,9 @@ def _price_rows(rows: list[queries.UsageRow], book: PriceBook) -> list[_Priced]:
     priced = []
     for row in rows:
         price = book.price(row.model, row.utc_day)
-        computed = cost_usd(price, _usage(row)) if price is not None else None
-        savings = cache_savings_usd(price, _usage(row)) if price is not None else 0.0
+        usage = _usage(row)
+        computed = cost_usd(price, usage, fast=row.fast) if price is not None else None
+        savings = cache_savings_usd(price, usage, fast=row.fast) if price is not None else 0.0
         usd = row.logged_usd if row.logged else computed
         priced.append(
             _Priced(row, book.canonical(row.model) if row.model else None, usd, computed, savings)

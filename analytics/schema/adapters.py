@@ -41,4 +41,13 @@ MIGRATIONS = (
             """,
         ),
     ),
+    Migration(
+        301,
+        "the speed an API response was served at",
+        (
+            # Claude: `usage.speed` ("fast" is billed at the model's fast-mode prices);
+            # NULL where the source does not say (standard speed).
+            "ALTER TABLE events ADD COLUMN IF NOT EXISTS speed VARCHAR",
+        ),
+    ),
 )

@@ -11,7 +11,8 @@ tool calls, subagent links); no files, no warehouse. The mapping:
   largest `output_tokens` wins (the earlier ones were written mid-stream). Usage is read
   only from top-level `assistant` lines, never from the copies of a subagent's messages
   inside the parent's `progress` lines. Cache reads, 5-minute and 1-hour cache writes
-  stay apart; `input_tokens` excludes both, as the API reports it.
+  stay apart; `input_tokens` excludes both, as the API reports it. `usage.speed` is kept
+  ("fast": billed at the model's fast-mode prices).
 - `tool_call`: one per `tool_use` block; its `tool_result` (in a later `user` line) sets
   `ok` (`is_error: true` -> false) and the duration. A successful Bash `git commit` whose
   result starts `[branch sha] subject` also makes a `commit` event.
@@ -285,7 +286,7 @@ def _llm_call(
         return
     split = usage.get("cache_creation")
     split = split if isinstance(split, dict) else {}
-    parsed.llm_rows[call_id] = parsed.rows.add(
+    row = parsed.llm_rows[call_id] = parsed.rows.add(
         run=run,
         agent=agent,
         ts=ts,
@@ -302,6 +303,9 @@ def _llm_call(
         output_tokens=output,
         source_line=line_no,
     )
+    speed = usage.get("speed")
+    if isinstance(speed, str) and speed:
+        parsed.rows.set(row, speed=speed)
 
 
 def _tool_use(

@@ -4,6 +4,7 @@ and bad parameters."""
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
 import orjson
 import pytest
@@ -140,3 +141,23 @@ def test_a_price_the_table_cannot_hold_is_422_with_its_name(client: Client, db: 
     answer = client.post("/api/prices", bad, content_type="application/json", headers=auth_headers)
     assert answer.status_code == 422
     assert answer.json()["detail"].startswith("acme-coder: output_per_mtok must be under")
+
+
+def test_posted_prices_carry_fast_mode_and_long_context_cache_writes(
+    client, db: None, auth_headers
+):
+    tiers = {
+        "fast_input_per_mtok": 12,
+        "long_input_per_mtok": 4,
+        "long_cache_write_per_mtok": 5,
+        "long_cache_write_1h_per_mtok": 8,
+    }
+    body = [{**PRICES[0], **tiers}]
+    client.post("/api/prices", body, content_type="application/json", headers=auth_headers)
+    row = ModelPrice.objects.get(model="acme-coder")
+    assert {name: getattr(row, name) for name in tiers} == {
+        "fast_input_per_mtok": Decimal(12),
+        "long_input_per_mtok": Decimal(4),
+        "long_cache_write_per_mtok": Decimal(5),
+        "long_cache_write_1h_per_mtok": Decimal(8),
+    }

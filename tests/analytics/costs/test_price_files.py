@@ -24,6 +24,15 @@ LITELLM = {
         "litellm_provider": "anthropic",
         "mode": "chat",
     },
+    "claude-opus-4-6": {
+        "input_cost_per_token": 5e-06,
+        "output_cost_per_token": 2.5e-05,
+        "cache_read_input_token_cost": 5e-07,
+        "cache_creation_input_token_cost": 6.25e-06,
+        "cache_creation_input_token_cost_above_1hr": 1e-05,
+        "provider_specific_entry": {"us": 1.1, "fast": 6.0},
+        "mode": "chat",
+    },
     "claude-sonnet-4-5": {
         "input_cost_per_token": 3e-06,
         "output_cost_per_token": 1.5e-05,
@@ -45,7 +54,7 @@ LITELLM = {
 def test_litellms_map_is_read_per_million_tokens(tmp_path: Path) -> None:
     path = tmp_path / "model_prices_and_context_window.json"
     path.write_bytes(orjson.dumps(LITELLM))
-    row, long_tier = read_price_file(path, date(2026, 1, 1))
+    row, opus, long_tier = read_price_file(path, date(2026, 1, 1))
     assert row.model == "claude-haiku-4-5" and row.provider == "anthropic"
     assert row.prices["input_per_mtok"] == Decimal("1.000000")
     assert row.prices["cached_input_per_mtok"] == Decimal("0.100000")
@@ -53,6 +62,15 @@ def test_litellms_map_is_read_per_million_tokens(tmp_path: Path) -> None:
     assert row.prices["cache_write_1h_per_mtok"] == Decimal("2.000000")
     assert row.prices["output_per_mtok"] == Decimal("5.000000")
     assert row.valid_from == date(2026, 1, 1)
+    assert row.prices["fast_input_per_mtok"] is None  # no fast mode
+    # Fast mode is six times each price: 5e-06 x 1,000,000 x 6 = 30 per million, ...
+    assert {k: v for k, v in opus.prices.items() if k.startswith("fast_")} == {
+        "fast_input_per_mtok": Decimal("30.000000"),
+        "fast_cached_input_per_mtok": Decimal("3.000000"),
+        "fast_cache_write_per_mtok": Decimal("37.500000"),
+        "fast_cache_write_1h_per_mtok": Decimal("60.000000"),
+        "fast_output_per_mtok": Decimal("150.000000"),
+    }
     # Above 200k tokens: 6e-06 x 1,000,000 = 6 per million, and so on.
     assert {k: v for k, v in long_tier.prices.items() if k.startswith("long_")} == {
         "long_input_per_mtok": Decimal("6.000000"),
@@ -94,3 +112,7 @@ def test_the_shipped_prices_are_in_a_new_database_and_match_dated_names(db: None
     haiku = book.price("claude-haiku-4-5-20251001", date(2026, 2, 12))
     assert haiku is not None and (haiku.input, haiku.output) == (1.0, 5.0)
     assert book.price("gpt-5.2", date(2026, 1, 14)) is not None
+    # Opus 4.6's fast mode at six times 5 / 0.5 / 6.25 / 10 / 25.
+    opus = book.price("claude-opus-4-6", date(2026, 2, 12))
+    assert opus is not None
+    assert opus.rates(fast=True) == (30.0, 3.0, 37.5, 60.0, 150.0)

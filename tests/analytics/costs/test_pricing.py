@@ -132,3 +132,61 @@ def test_a_long_context_tier_without_cache_write_prices_derives_them_from_its_in
     )
     price = price_from_row(no_tier)
     assert (price.long_cache_write_5m, price.long_cache_write_1h) == (None, None)
+
+
+def test_fast_mode_prices_left_empty_are_the_standard_ones_times_the_fast_multiplier() -> None:
+    row = ModelPrice(
+        model="acme",
+        input_per_mtok=Decimal(5),
+        cached_input_per_mtok=Decimal("0.5"),
+        cache_write_per_mtok=Decimal("6.25"),
+        output_per_mtok=Decimal(25),
+        fast_input_per_mtok=Decimal(30),
+        fast_output_per_mtok=Decimal(140),
+        valid_from=date(2026, 1, 1),
+    )
+    price = price_from_row(row)
+    usage = Usage(
+        input_tokens=1_000_000,
+        cached_input_tokens=1_000_000,
+        cache_write_tokens=2_000_000,
+        cache_write_1h_tokens=1_000_000,
+        output_tokens=1_000_000,
+    )
+    # Fast multiplier 30 / 5 = 6: cache reads 0.5 x 6 = 3, 5-minute writes 6.25 x 6 = 37.5,
+    # 1-hour writes (2 x 5) x 6 = 60; output is its own 140.
+    # 30 + 3 + 37.5 + 60 + 140 = 270.5
+    assert cost_usd(price, usage, fast=True) == pytest.approx(270.5)
+    # The same usage at standard speed: 5 + 0.5 + 6.25 + 10 + 25 = 46.75
+    assert cost_usd(price, usage) == pytest.approx(46.75)
+
+
+def test_a_fast_call_past_200k_pays_the_long_context_prices_times_the_fast_multiplier() -> None:
+    # Opus 4.6 at 5 / 25 with a long-context tier of 10 / 37.5 and fast mode at 30 / 150.
+    price = Price(
+        "claude-opus-4-6",
+        date(2026, 2, 5),
+        5.0,
+        0.5,
+        6.25,
+        10.0,
+        25.0,
+        long_input=10.0,
+        long_output=37.5,
+        fast_input=30.0,
+        fast_output=150.0,
+    )
+    usage = Usage(
+        input_tokens=300_000,
+        output_tokens=10_000,
+        long_input_tokens=300_000,
+        long_output_tokens=10_000,
+    )
+    # 300,000 x (10 x 6) + 10,000 x (37.5 x 6) = 18,000,000 + 2,250,000 per million.
+    assert cost_usd(price, usage, fast=True) == pytest.approx(20.25)
+
+
+def test_a_row_without_fast_mode_prices_fast_calls_at_its_standard_prices() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=100_000)
+    # 1 x 1 + 0.1 x 5 = 1.5 either way.
+    assert cost_usd(HAIKU, usage, fast=True) == cost_usd(HAIKU, usage) == pytest.approx(1.5)

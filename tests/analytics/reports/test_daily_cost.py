@@ -63,7 +63,13 @@ def llm_call(ts: str, run: str, model: str, i: int, c: int, w: int, o: int, **ex
     }
 
 
-def claude_response(message_id: str, usage: dict[str, object], **extra: object):
+def claude_response(
+    message_id: str,
+    usage: dict[str, object],
+    *,
+    model: str = "claude-sonnet-4-5-20250929",
+    **extra: object,
+) -> dict[str, object]:
     """One Claude Code transcript line: an API response of session s1 on 2026-01-14."""
     return {
         "type": "assistant",
@@ -73,7 +79,7 @@ def claude_response(message_id: str, usage: dict[str, object], **extra: object):
         "message": {
             "id": message_id,
             "type": "message",
-            "model": "claude-sonnet-4-5-20250929",
+            "model": model,
             "content": [{"type": "text", "text": "ok"}],
             "usage": usage,
         },
@@ -272,3 +278,30 @@ def test_a_call_past_200k_prompt_tokens_is_billed_whole_at_long_context_rates(
     # short: 1,000 x 3 + 100,000 x 0.3 + 50,000 x 3.75 + 1,000 x 15
     #        = 3,000 + 30,000 + 187,500 + 15,000 = 235,500
     assert report["total_usd"] == pytest.approx(1.3605, abs=1e-9)
+
+
+OPUS, FEB_12 = "claude-opus-4-6", "2026-02-12T10:00:00.000Z"  # Opus 4.6 is priced from 02-05
+
+
+def test_a_fast_mode_call_is_priced_at_the_models_fast_rates(db: None, tmp_path: Path) -> None:
+    usage: dict[str, object] = {
+        "input_tokens": 100,
+        "cache_read_input_tokens": 20_000,
+        "cache_creation_input_tokens": 1_000,
+        "output_tokens": 500,
+    }
+    ingest_transcript(
+        tmp_path,
+        claude_response("msg_fast", {**usage, "speed": "fast"}, model=OPUS, timestamp=FEB_12),
+        claude_response("msg_standard", usage, model=OPUS, timestamp=FEB_12),
+    )
+    [opus] = build_daily_report(date(2026, 2, 12))["by_model"]
+    # The shipped Opus 4.6 row, per million tokens: standard 5 / 0.5 / 6.25 / 25, fast
+    # six times that, 30 / 3 / 37.5 / 150.
+    # fast:     100 x 30 + 20,000 x 3 + 1,000 x 37.5 + 500 x 150 = 175,500
+    # standard: 100 x 5 + 20,000 x 0.5 + 1,000 x 6.25 + 500 x 25 = 29,250
+    assert opus["usd"] == pytest.approx(0.20475, abs=1e-9)
+    assert opus["calls"] == 2
+    # Cache reads at the input price minus their price, at each call's rates:
+    # 20,000 x (30 - 3) + 20,000 x (5 - 0.5) = 540,000 + 90,000 per million.
+    assert opus["cache_savings_usd"] == pytest.approx(0.63, abs=1e-9)

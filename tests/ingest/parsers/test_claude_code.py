@@ -20,20 +20,34 @@ def parse(*docs: object, raw: bytes = b"") -> parser.ParsedTranscript:
     return parser.parse_chunk(data, source="s.jsonl")
 
 
-def assistant(block: dict[str, object], output: int, **extra: object) -> dict[str, object]:
+def assistant(
+    block: dict[str, object],
+    output: int,
+    *,
+    message_id: str = "msg_1",
+    usage_extra: dict[str, object] | None = None,
+    **extra: object,
+) -> dict[str, object]:
     usage = {
         "input_tokens": 3,
         "cache_creation_input_tokens": 100,
         "cache_read_input_tokens": 2000,
         "cache_creation": {"ephemeral_5m_input_tokens": 60, "ephemeral_1h_input_tokens": 40},
         "output_tokens": output,
+        **(usage_extra or {}),
     }
     return {
         "type": "assistant",
         "sessionId": "s1",
         "timestamp": "2026-02-12T14:12:01.177Z",
         "requestId": "req_1",
-        "message": {"id": "msg_1", "model": "claude-opus-4-6", "content": [block], "usage": usage},
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "model": "claude-opus-4-6",
+            "content": [block],
+            "usage": usage,
+        },
         **extra,
     }
 
@@ -66,6 +80,17 @@ def test_a_response_split_into_blocks_is_one_call_with_its_largest_output() -> N
         }
     ]
     assert [r["tool"] for r in parsed.rows.rows if r["event"] == "tool_call"] == ["Read"]
+
+
+def test_the_speed_a_response_was_served_at_is_kept() -> None:
+    parsed = parse(
+        assistant({"type": "text", "text": "x"}, 5, usage_extra={"speed": "fast"}),
+        assistant({"type": "text", "text": "y"}, 5, message_id="msg_2", requestId="req_2"),
+    )
+    assert [(r["id"], r.get("speed")) for r in parsed.rows.rows] == [
+        ("msg_1:req_1", "fast"),
+        ("msg_2:req_2", None),
+    ]
 
 
 def test_a_subagent_line_belongs_to_its_agent_under_main() -> None:
