@@ -6,9 +6,11 @@ tool calls, subagent links); no files, no warehouse. The mapping:
 
 - run: the line's `sessionId` (a subagent's lines carry their parent session's id);
   agent: `main`, or `agent-<agentId>` for a sidechain (subagent) line.
-- `llm_call`: one per API response, keyed `<message.id>:<requestId>`. Claude Code writes
-  a response as one line per content block, each repeating `usage`; the line with the
-  largest `output_tokens` wins (the earlier ones were written mid-stream). Usage is read
+- `llm_call`: one per API response, keyed `<message.id>:<requestId>`, or without a
+  requestId `<message.id>:<sessionId>@<timestamp>` (a gateway may give every response
+  the same message.id). Claude Code writes a response as one line per content block,
+  each repeating `usage`; the line with the largest `output_tokens` wins (the earlier
+  ones were written mid-stream). Usage is read
   only from top-level `assistant` lines, never from the copies of a subagent's messages
   inside the parent's `progress` lines. Cache reads, 5-minute and 1-hour cache writes
   stay apart; `input_tokens` excludes both, as the API reports it. `usage.speed` is kept
@@ -274,7 +276,13 @@ def _llm_call(
     usage: dict[str, Any],
 ) -> None:
     request_id = doc.get("requestId")
-    call_id = f"{message_id}:{request_id}" if isinstance(request_id, str) else message_id
+    if isinstance(request_id, str) and request_id:
+        call_id = f"{message_id}:{request_id}"
+    else:
+        # Behind a gateway or relay every response may carry the same message.id and no
+        # requestId: the session and the line's timestamp tell one from another (the
+        # lines of one response share both).
+        call_id = f"{message_id}:{run}@{ts}"
     output = count_of(usage, "output_tokens")
     if parsed._chunk_open:
         parsed.continued_calls.add(call_id)

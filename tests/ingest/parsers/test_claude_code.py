@@ -82,6 +82,29 @@ def test_a_response_split_into_blocks_is_one_call_with_its_largest_output() -> N
     assert [r["tool"] for r in parsed.rows.rows if r["event"] == "tool_call"] == ["Read"]
 
 
+def test_behind_a_gateway_without_request_ids_each_response_is_still_one_call() -> None:
+    # Every response is msg_gw with no requestId; the first is written as two lines.
+    def line(ts: str, output: int, session: str = "s1") -> dict[str, object]:
+        doc = assistant({"type": "text", "text": "x"}, output, message_id="msg_gw")
+        del doc["requestId"]
+        return {**doc, "timestamp": ts, "sessionId": session}
+
+    parsed = parse(
+        line("2026-02-12T14:12:01.177Z", 5),
+        line("2026-02-12T14:12:01.177Z", 50),
+        line("2026-02-12T14:12:09.001Z", 7),
+        line("2026-02-12T14:12:20.500Z", 9),
+        line("2026-02-12T14:12:20.500Z", 11, session="s2"),  # another session, same time
+    )
+    calls = [(r["id"], r["output_tokens"]) for r in parsed.rows.rows if r["event"] == "llm_call"]
+    assert calls == [
+        ("msg_gw:s1@2026-02-12T14:12:01.177Z", 50),  # the larger of 5 and 50
+        ("msg_gw:s1@2026-02-12T14:12:09.001Z", 7),
+        ("msg_gw:s1@2026-02-12T14:12:20.500Z", 9),
+        ("msg_gw:s2@2026-02-12T14:12:20.500Z", 11),
+    ]
+
+
 def test_the_speed_a_response_was_served_at_is_kept() -> None:
     parsed = parse(
         assistant({"type": "text", "text": "x"}, 5, usage_extra={"speed": "fast"}),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -214,3 +215,58 @@ def test_files_in_another_format_are_named_and_a_folder_of_them_refused(tmp_path
     shutil.copy(FIXTURES / "codex-rollout-0.135.jsonl", codex_only)
     with pytest.raises(CommandError, match=r"^not a Claude Code log folder \(no Claude Code lines"):
         call_command("ingest", "claude-code", str(codex_only), stdout=io.StringIO())
+
+
+def response_line(message_id: str, ts: str, output: int, **extra: object) -> bytes:
+    """One line of a Claude Code response (10 input, 1,000 cache-read tokens) in session s1."""
+    doc = {
+        "type": "assistant",
+        "sessionId": "s1",
+        "timestamp": ts,
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {
+                "input_tokens": 10,
+                "cache_read_input_tokens": 1_000,
+                "output_tokens": output,
+            },
+        },
+        **extra,
+    }
+    return orjson.dumps(doc) + b"\n"
+
+
+def llm_calls() -> list[tuple[Any, ...]]:
+    rows = warehouse.fetch_all(
+        "SELECT id, agent, input_tokens, cached_input_tokens, output_tokens FROM events"
+        " WHERE event = 'llm_call' ORDER BY ts, id"
+    )
+    return [tuple(r.values()) for r in rows]
+
+
+def test_behind_a_gateway_each_response_counts_once_and_reading_again_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    # A relay gives every response the id msg_gw and no requestId; the first response is
+    # two lines (written as it streamed), the second arrives after the first read.
+    log = tmp_path / "s1.jsonl"
+    log.write_bytes(
+        response_line("msg_gw", "2026-02-12T14:12:01.177Z", 5)
+        + response_line("msg_gw", "2026-02-12T14:12:01.177Z", 40)
+    )
+    run_claude_code([str(log)])
+    with open(log, "ab") as handle:
+        handle.write(response_line("msg_gw", "2026-02-12T14:12:09.001Z", 7))
+    run_claude_code([str(log)])
+    again = run_claude_code([str(log)])
+    assert again.accepted == 0
+    # Two calls of 10 input and 1,000 cache-read tokens each; outputs 40 (not 5) and 7.
+    assert llm_calls() == [
+        ("msg_gw:s1@2026-02-12T14:12:01.177Z", "main", 10, 1_000, 40),
+        ("msg_gw:s1@2026-02-12T14:12:09.001Z", "main", 10, 1_000, 7),
+    ]
+    [run] = runs.list_runs()
+    assert (run["input_tokens"], run["output_tokens"]) == (20, 47)
