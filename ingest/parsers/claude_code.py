@@ -14,7 +14,10 @@ tool calls, subagent links); no files, no warehouse. The mapping:
   only from top-level `assistant` lines, never from the copies of a subagent's messages
   inside the parent's `progress` lines. Cache reads, 5-minute and 1-hour cache writes
   stay apart; `input_tokens` excludes both, as the API reports it. `usage.speed` is kept
-  ("fast": billed at the model's fast-mode prices).
+  ("fast": billed at the model's fast-mode prices). An entry of `usage.iterations[]` of
+  another type than the response's (an advisor's sub-inference, `advisor_message`, with
+  its own `model`) is an llm_call of its own, `<call id>:<type>-<index>`; the entries of
+  the response's own type are parts of its top-level usage.
 - `tool_call`: one per `tool_use` block; its `tool_result` (in a later `user` line) sets
   `ok` (`is_error: true` -> false) and the duration. A successful Bash `git commit` whose
   result starts `[branch sha] subject` also makes a `commit` event.
@@ -256,7 +259,7 @@ def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> N
     usage = message.get("usage")
     message_id = message.get("id")
     if isinstance(usage, dict) and isinstance(message_id, str) and model != SYNTHETIC_MODEL:
-        _llm_call(parsed, doc, line_no, run, agent, ts, model, message_id, usage)
+        _llm_call(parsed, doc, line_no, run, agent, ts, model, message, usage)
     content = message.get("content")
     if isinstance(content, list):
         for block in content:
@@ -272,9 +275,10 @@ def _llm_call(
     agent: str,
     ts: str,
     model: str | None,
-    message_id: str,
+    message: dict[str, Any],
     usage: dict[str, Any],
 ) -> None:
+    message_id = message["id"]
     request_id = doc.get("requestId")
     if isinstance(request_id, str) and request_id:
         call_id = f"{message_id}:{request_id}"
@@ -283,10 +287,40 @@ def _llm_call(
         # requestId: the session and the line's timestamp tell one from another (the
         # lines of one response share both).
         call_id = f"{message_id}:{run}@{ts}"
-    output = count_of(usage, "output_tokens")
     if parsed._chunk_open:
         parsed.continued_calls.add(call_id)
         parsed._chunk_open = False
+    _usage_row(parsed, call_id, usage, line_no, run, agent, ts, model)
+    iterations = usage.get("iterations")
+    if not isinstance(iterations, list):
+        return
+    own_type = message.get("type") if isinstance(message.get("type"), str) else "message"
+    for index, entry in enumerate(iterations):
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        # An entry of the response's own type is a part of the top-level usage; another
+        # type (an advisor's sub-inference) is another model's tokens, counted on its own.
+        if not isinstance(kind, str) or kind == own_type:
+            continue
+        entry_id = f"{call_id}:{kind}-{index}"  # entries are appended: an index stays
+        if call_id in parsed.continued_calls:
+            parsed.continued_calls.add(entry_id)
+        entry_model = entry.get("model")
+        entry_model = entry_model if isinstance(entry_model, str) else None
+        _usage_row(parsed, entry_id, entry, line_no, run, agent, ts, entry_model)
+
+
+def _usage_row(
+    parsed: ParsedTranscript,
+    call_id: str,
+    usage: dict[str, Any],
+    line_no: int,
+    run: str,
+    agent: str,
+    ts: str,
+    model: str | None,
+) -> None:
+    """The llm_call `call_id` from this usage, or a larger output count for it."""
+    output = count_of(usage, "output_tokens")
     known = parsed.llm_rows.get(call_id)
     if known is not None:
         if (output or 0) > (parsed.rows.get(known, "output_tokens") or 0):

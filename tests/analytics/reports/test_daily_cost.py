@@ -305,3 +305,36 @@ def test_a_fast_mode_call_is_priced_at_the_models_fast_rates(db: None, tmp_path:
     # Cache reads at the input price minus their price, at each call's rates:
     # 20,000 x (30 - 3) + 20,000 x (5 - 0.5) = 540,000 + 90,000 per million.
     assert opus["cache_savings_usd"] == pytest.approx(0.63, abs=1e-9)
+
+
+def test_an_advisors_tokens_in_a_response_are_priced_at_the_advisors_model(
+    db: None, tmp_path: Path
+) -> None:
+    usage = {
+        "input_tokens": 1_000,
+        "cache_read_input_tokens": 10_000,
+        "cache_creation_input_tokens": 0,
+        "output_tokens": 2_000,
+        "iterations": [
+            # The executor's own part: already in the top-level figures above.
+            {"type": "message", "input_tokens": 400, "output_tokens": 500},
+            {
+                "type": "advisor_message",
+                "model": OPUS,
+                "input_tokens": 12_000,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+                "output_tokens": 700,
+            },
+        ],
+    }
+    ingest_transcript(tmp_path, claude_response("msg_advised", usage, timestamp=FEB_12))
+    report = build_daily_report(date(2026, 2, 12))
+    by_model = {m["model"]: (m["calls"], m["usd"]) for m in report["by_model"]}
+    # Sonnet 4.5 (the executor): 1,000 x 3 + 10,000 x 0.3 + 2,000 x 15 = 36,000 per million.
+    # Opus 4.6 (the advisor): 12,000 x 5 + 700 x 25 = 77,500 per million.
+    assert by_model == {
+        OPUS: (1, pytest.approx(0.0775, abs=1e-9)),
+        "claude-sonnet-4-5-20250929": (1, pytest.approx(0.036, abs=1e-9)),
+    }
+    assert report["total_usd"] == pytest.approx(0.1135, abs=1e-9)

@@ -105,6 +105,35 @@ def test_behind_a_gateway_without_request_ids_each_response_is_still_one_call() 
     ]
 
 
+def test_an_advisor_iteration_is_a_call_of_its_own_model_and_own_type_ones_are_not() -> None:
+    def line(advisor_output: int) -> dict[str, object]:
+        iterations = [
+            {"type": "message", "input_tokens": 3, "output_tokens": 20},
+            {
+                "type": "advisor_message",
+                "model": "claude-opus-4-7",
+                "input_tokens": 5_000,
+                "cache_read_input_tokens": 700,
+                "cache_creation_input_tokens": 0,
+                "output_tokens": advisor_output,
+            },
+            {"type": "message", "input_tokens": 0, "output_tokens": 189},
+        ]
+        return assistant({"type": "text", "text": "x"}, 209, usage_extra={"iterations": iterations})
+
+    # The response streamed as two lines; the advisor's output grew from 100 to 600.
+    parsed = parse(line(100), line(600))
+    calls = [
+        (r["id"], r["model"], r["input_tokens"], r["cached_input_tokens"], r["output_tokens"])
+        for r in parsed.rows.rows
+    ]
+    assert calls == [
+        # The top-level usage: its own type's entries (3 + 0 input, 20 + 189 output) are in it.
+        ("msg_1:req_1", "claude-opus-4-6", 3, 2000, 209),
+        ("msg_1:req_1:advisor_message-1", "claude-opus-4-7", 5_000, 700, 600),
+    ]
+
+
 def test_the_speed_a_response_was_served_at_is_kept() -> None:
     parsed = parse(
         assistant({"type": "text", "text": "x"}, 5, usage_extra={"speed": "fast"}),

@@ -217,8 +217,21 @@ def test_files_in_another_format_are_named_and_a_folder_of_them_refused(tmp_path
         call_command("ingest", "claude-code", str(codex_only), stdout=io.StringIO())
 
 
-def response_line(message_id: str, ts: str, output: int, **extra: object) -> bytes:
+def response_line(
+    message_id: str,
+    ts: str,
+    output: int,
+    *,
+    usage_extra: dict[str, object] | None = None,
+    **extra: object,
+) -> bytes:
     """One line of a Claude Code response (10 input, 1,000 cache-read tokens) in session s1."""
+    usage: dict[str, object] = {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 1_000,
+        "output_tokens": output,
+        **(usage_extra or {}),
+    }
     doc = {
         "type": "assistant",
         "sessionId": "s1",
@@ -228,11 +241,7 @@ def response_line(message_id: str, ts: str, output: int, **extra: object) -> byt
             "type": "message",
             "model": "claude-opus-4-6",
             "content": [{"type": "text", "text": "ok"}],
-            "usage": {
-                "input_tokens": 10,
-                "cache_read_input_tokens": 1_000,
-                "output_tokens": output,
-            },
+            "usage": usage,
         },
         **extra,
     }
@@ -270,3 +279,38 @@ def test_behind_a_gateway_each_response_counts_once_and_reading_again_changes_no
     ]
     [run] = runs.list_runs()
     assert (run["input_tokens"], run["output_tokens"]) == (20, 47)
+
+
+def test_an_advisor_iteration_read_again_with_more_output_raises_its_stored_count(
+    tmp_path: Path,
+) -> None:
+    def advised(advisor_output: int) -> bytes:
+        advisor = {
+            "type": "advisor_message",
+            "model": "claude-opus-4-7",
+            "input_tokens": 5_000,
+            "output_tokens": advisor_output,
+        }
+        own = {"type": "message", "input_tokens": 10, "output_tokens": 9}
+        return response_line(
+            "msg_1",
+            "2026-02-12T14:12:01.177Z",
+            9,
+            usage_extra={"iterations": [own, advisor]},
+            requestId="req_1",
+        )
+
+    # The response streams: its first line is read alone, the second (the advisor done,
+    # 600 output tokens against 100) by the next pass.
+    log = tmp_path / "s1.jsonl"
+    log.write_bytes(advised(100))
+    run_claude_code([str(log)])
+    with open(log, "ab") as handle:
+        handle.write(advised(600))
+    run_claude_code([str(log)])
+    assert llm_calls() == [
+        ("msg_1:req_1", "main", 10, 1_000, 9),
+        ("msg_1:req_1:advisor_message-1", "main", 5_000, None, 600),
+    ]
+    [run] = runs.list_runs()
+    assert (run["input_tokens"], run["output_tokens"]) == (5_010, 609)
