@@ -50,4 +50,21 @@ MIGRATIONS = (
             "ALTER TABLE events ADD COLUMN IF NOT EXISTS speed VARCHAR",
         ),
     ),
+    Migration(
+        302,
+        "the API response an llm_call came from",
+        (
+            # Claude: the response's message.id where a requestId names the request too
+            # (behind a gateway every response may share one id: then NULL). A sidechain
+            # that replays its parent's response carries the same one, under a new
+            # requestId, and is not counted twice (ingest/pipelines/claude_code.py).
+            "ALTER TABLE events ADD COLUMN IF NOT EXISTS message_id VARCHAR",
+            # Claude Code calls stored before: their id was `<message.id>:<requestId>`.
+            """
+            UPDATE events SET message_id = split_part(id, ':', 1)
+            WHERE source_kind = 'claude-code' AND event = 'llm_call'
+              AND len(string_split(id, ':')) = 2
+            """,
+        ),
+    ),
 )

@@ -17,7 +17,10 @@ tool calls, subagent links); no files, no warehouse. The mapping:
   ("fast": billed at the model's fast-mode prices). An entry of `usage.iterations[]` of
   another type than the response's (an advisor's sub-inference, `advisor_message`, with
   its own `model`) is an llm_call of its own, `<call id>:<type>-<index>`; the entries of
-  the response's own type are parts of its top-level usage.
+  the response's own type are parts of its top-level usage. A row keeps its response's
+  message.id when a requestId came with it: a sidechain (`/btw` side question, subagent)
+  replays its parent's responses under the same message.id and a new requestId, and the
+  pipeline counts such a replay once, as its parent's.
 - `tool_call`: one per `tool_use` block; its `tool_result` (in a later `user` line) sets
   `ok` (`is_error: true` -> false) and the duration. A successful Bash `git commit` whose
   result starts `[branch sha] subject` also makes a `commit` event.
@@ -280,17 +283,19 @@ def _llm_call(
 ) -> None:
     message_id = message["id"]
     request_id = doc.get("requestId")
+    response: str | None = message_id  # what a sidechain's replay is matched by
     if isinstance(request_id, str) and request_id:
         call_id = f"{message_id}:{request_id}"
     else:
         # Behind a gateway or relay every response may carry the same message.id and no
         # requestId: the session and the line's timestamp tell one from another (the
-        # lines of one response share both).
+        # lines of one response share both), and the message.id names no response.
         call_id = f"{message_id}:{run}@{ts}"
+        response = None
     if parsed._chunk_open:
         parsed.continued_calls.add(call_id)
         parsed._chunk_open = False
-    _usage_row(parsed, call_id, usage, line_no, run, agent, ts, model)
+    _usage_row(parsed, call_id, usage, line_no, run, agent, ts, model, response)
     iterations = usage.get("iterations")
     if not isinstance(iterations, list):
         return
@@ -306,7 +311,7 @@ def _llm_call(
             parsed.continued_calls.add(entry_id)
         entry_model = entry.get("model")
         entry_model = entry_model if isinstance(entry_model, str) else None
-        _usage_row(parsed, entry_id, entry, line_no, run, agent, ts, entry_model)
+        _usage_row(parsed, entry_id, entry, line_no, run, agent, ts, entry_model, response)
 
 
 def _usage_row(
@@ -318,6 +323,7 @@ def _usage_row(
     agent: str,
     ts: str,
     model: str | None,
+    message_id: str | None,
 ) -> None:
     """The llm_call `call_id` from this usage, or a larger output count for it."""
     output = count_of(usage, "output_tokens")
@@ -345,6 +351,8 @@ def _usage_row(
         output_tokens=output,
         source_line=line_no,
     )
+    if message_id is not None:
+        parsed.rows.set(row, message_id=message_id)
     speed = usage.get("speed")
     if isinstance(speed, str) and speed:
         parsed.rows.set(row, speed=speed)

@@ -42,6 +42,7 @@ ADAPTER_COLUMNS: tuple[str, ...] = (
     "commit_author",
     "commit_claim",
     "speed",
+    "message_id",
 )
 # `source` (the file a row came from) may be left NULL when a batch has one source.
 COLUMNS: tuple[str, ...] = (*EVENT_COLUMNS, *ADAPTER_COLUMNS, "source_line", "source")

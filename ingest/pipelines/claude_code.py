@@ -7,7 +7,11 @@ result whose call was loaded earlier updates that call, a response seen again wi
 output tokens raises the stored count, and a subagent's final usage (reported by its
 parent's Task result) corrects the subagent's own last response. Events are kept once
 by id across every Claude Code file, so a resumed session that copies its parent's
-lines adds nothing twice.
+lines adds nothing twice. A sidechain (a `/btw` side question, a subagent) that replays a
+response of its session's main agent, the same message.id under a new requestId, is that
+response once: the main agent's is kept, whichever file or pass brought either first
+(a replay read first is deleted when its parent arrives); a sidechain's own responses,
+with message ids the main agent never had, count.
 """
 
 from __future__ import annotations
@@ -66,6 +70,27 @@ WHERE events.source_kind = $source_kind AND events.event = 'llm_call'
 CORRECTED_OUTPUTS_SCOPE = (
     "source_kind = $source_kind AND event = 'llm_call' AND run IN (SELECT run FROM touched_runs)"
 )
+
+# `batch_responses(run, message_id, main)`: the responses of a batch's calls, by whether
+# the main agent or a sidechain made the call. Which of them stored calls of the other
+# side answer: a sidechain's, a replay of a stored parent; the main agent's, the parent
+# of a stored replay.
+STORED_COUNTERPARTS_SQL = """
+SELECT DISTINCT b.run, b.message_id, b.main
+FROM batch_responses AS b
+JOIN events AS e ON e.run = b.run AND e.message_id = b.message_id
+WHERE e.source_kind = $source_kind AND e.event = 'llm_call'
+  AND (e.agent = $main) <> b.main
+"""
+
+# `replayed_responses(run, message_id)`: stored sidechain replays whose parent arrived.
+DELETE_REPLAYS_SQL = """
+DELETE FROM events
+WHERE source_kind = $source_kind AND event = 'llm_call' AND agent <> $main
+  AND EXISTS (
+    SELECT 1 FROM replayed_responses AS r
+    WHERE r.run = events.run AND r.message_id = events.message_id)
+"""
 
 
 def run_claude_code(
@@ -168,23 +193,24 @@ def load_parsed(
                 _iso(float(event["ts_ms"])), attrs.get("subagent_type"), attrs.get("description")
             )
     resolution = resolve_results(parsed.rows, parsed.results, uses)
-    unsettled_runs = subagents.correct_final_outputs(
-        parsed.rows, parsed.llm_rows, parsed.final_usages
-    )
+    replays, parents = _replays(cur, parsed)
+    llm_rows = {call: row for call, row in parsed.llm_rows.items() if row not in replays}
+    unsettled_runs = subagents.correct_final_outputs(parsed.rows, llm_rows, parsed.final_usages)
     outputs = []
     for call_id in parsed.continued_calls:
         row = parsed.llm_rows[call_id]
+        if row in replays:
+            continue
         known = stored.get(call_id)
         output = parsed.rows.get(row, "output_tokens")
         if known is not None and output is not None and output > (known["output_tokens"] or 0):
             outputs.append((call_id, int(output)))
 
+    rows = parsed.rows.table()
+    if replays:
+        rows = rows.filter(pa.array([row not in replays for row in range(rows.num_rows)]))
     batch = pa.concat_tables(
-        [
-            parsed.rows.table(),
-            resolution.commits.table(),
-            subagents.spawn_rows(parsed.links, calls).table(),
-        ]
+        [rows, resolution.commits.table(), subagents.spawn_rows(parsed.links, calls).table()]
     )
     accepted = insert_new(
         cur, batch, source_kind=SOURCE_KIND, source=parsed.source or "", dedup=Dedup.SOURCE_KIND
@@ -192,14 +218,81 @@ def load_parsed(
     update_tool_calls(cur, SOURCE_KIND, resolution.stored_outcomes)
     update_llm_outputs(cur, SOURCE_KIND, outputs)
     _correct_subagent_outputs(cur, unsettled_runs)
+    _delete_replays(cur, parents)
     quarantined = sum(
         insert_quarantine(cur, SOURCE_KIND, source, table) for source, table in rejected.items()
     )
     return IngestSummary(
         accepted=accepted,
         quarantined=quarantined,
-        duplicates=batch.num_rows - accepted,
+        duplicates=batch.num_rows + len(replays) - accepted,
     )
+
+
+def _replays(
+    cur: duckdb.DuckDBPyConnection, parsed: parser.ParsedTranscript
+) -> tuple[set[int], set[tuple[str, str]]]:
+    """The rows of this batch's sidechain calls that replay a response of their session's
+    main agent (in this batch or stored), and the (run, message_id) of the batch's main
+    responses that a stored sidechain call replays (deleted once they are stored)."""
+    main: set[tuple[str, str]] = set()
+    sidechain: dict[tuple[str, str], list[int]] = {}
+    for row in parsed.llm_rows.values():
+        message_id = parsed.rows.get(row, "message_id")
+        if message_id is None:
+            continue
+        key = (parsed.rows.get(row, "run"), message_id)
+        if parsed.rows.get(row, "agent") == subagents.MAIN_AGENT:
+            main.add(key)
+        else:
+            sidechain.setdefault(key, []).append(row)
+    replayed = main & sidechain.keys()
+    unmatched = sidechain.keys() - replayed
+    keys = [(run, message, True) for run, message in main]
+    keys += [(run, message, False) for run, message in unmatched]
+    parents: set[tuple[str, str]] = set()
+    if keys:
+        cur.register(
+            "batch_responses",
+            pa.table(
+                {
+                    "run": pa.array([k[0] for k in keys], pa.string()),
+                    "message_id": pa.array([k[1] for k in keys], pa.string()),
+                    "main": pa.array([k[2] for k in keys], pa.bool_()),
+                }
+            ),
+        )
+        try:
+            found = cur.execute(
+                STORED_COUNTERPARTS_SQL, {"source_kind": SOURCE_KIND, "main": subagents.MAIN_AGENT}
+            ).fetchall()
+        finally:
+            cur.unregister("batch_responses")
+        for run, message, is_main in found:
+            (parents if is_main else replayed).add((run, message))
+    replays = {row for key in replayed for row in sidechain.get(key, [])}
+    return replays, parents
+
+
+def _delete_replays(cur: duckdb.DuckDBPyConnection, parents: set[tuple[str, str]]) -> None:
+    if not parents:
+        return
+    table = pa.table(
+        {
+            "run": pa.array([p[0] for p in parents], pa.string()),
+            "message_id": pa.array([p[1] for p in parents], pa.string()),
+        }
+    )
+    cur.register("replayed_responses", table)
+    try:
+        run_rollups.delete_events(
+            cur,
+            DELETE_REPLAYS_SQL,
+            {"source_kind": SOURCE_KIND, "main": subagents.MAIN_AGENT},
+            {run for run, _ in parents},
+        )
+    finally:
+        cur.unregister("replayed_responses")
 
 
 def _correct_subagent_outputs(cur: duckdb.DuckDBPyConnection, runs: set[str]) -> None:

@@ -7,8 +7,9 @@ reads the rows with that stamp back and appends what they add to each run's tota
 PendingTotals stores rows the pipeline has already narrowed to new ones (Arrow rows, or a
 Parquet file added as it is, reduced where it was written: reduce_rows) and adds what they
 all add once per transaction (the agent-event ingest's bulk path);
-update_events() runs an UPDATE of stored events and appends the difference it made. A
-run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
+update_events() runs an UPDATE of stored events and appends the difference it made;
+delete_events() runs a DELETE and counts the runs it touched again from the events they
+keep. A run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
 last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
 figures are exactly what aggregating every event gives, per
 docs/agent-events.md: a commit sha counts once per run, at its first
@@ -415,3 +416,31 @@ def update_events(
         cur.unregister("scope_before")
         cur.unregister("scope_after")
     _compact_if_long(cur)
+
+
+# The stored rows of the runs in `recounted_runs(run)`, for reduce_rows.
+_RECOUNTED_SQL = (
+    f"(SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE run IN (SELECT run FROM recounted_runs))"
+)
+
+
+def delete_events(
+    cur: duckdb.DuckDBPyConnection, delete_sql: str, params: Params, runs: set[str]
+) -> int:
+    """Run `delete_sql` (a DELETE FROM events, bound with `params`, of rows of `runs`
+    only) and count those runs' totals again from the events they keep: what a deleted
+    row added to a run's times, agents and first commit loggings cannot be taken back by
+    appending a row. Returns how many rows it deleted."""
+    deleted = _scalar(cur, delete_sql, params)
+    if not deleted:
+        return 0
+    cur.register("recounted_runs", pa.table({"run": pa.array(sorted(runs), pa.string())}))
+    try:
+        for table in ("run_rollups", "run_agents", "run_commits"):
+            cur.execute(f"DELETE FROM {table} WHERE run IN (SELECT run FROM recounted_runs)")
+        reduced = reduce_rows(cur, _RECOUNTED_SQL)
+    finally:
+        cur.unregister("recounted_runs")
+    _add_to_totals(cur, [reduced], new_runs=True)
+    _compact_if_long(cur)
+    return deleted

@@ -76,6 +76,7 @@ def test_a_response_split_into_blocks_is_one_call_with_its_largest_output() -> N
             "cache_write_1h_tokens": 40,
             "output_tokens": 209,
             "source_line": 1,
+            "message_id": "msg_1",
             "source": "s.jsonl",
         }
     ]

@@ -314,3 +314,106 @@ def test_an_advisor_iteration_read_again_with_more_output_raises_its_stored_coun
     ]
     [run] = runs.list_runs()
     assert (run["input_tokens"], run["output_tokens"]) == (5_010, 609)
+
+
+def write_session_with_a_side_question(project: Path, *, side_answers: bool = True) -> list[Path]:
+    """Session s1: the main agent's responses msg_a and msg_b, and a /btw side question's
+    sidechain file replaying msg_a under a new requestId (with the parent's context
+    re-read: 50,000 cache-read tokens) and, when `side_answers`, answering in msg_c."""
+    main = project / "s1.jsonl"
+    side = project / "s1" / "subagents" / "agent-aside1.jsonl"
+    side.parent.mkdir(parents=True)
+    main.write_bytes(
+        response_line("msg_a", "2026-02-12T14:00:00.000Z", 40, requestId="req_a1")
+        + response_line("msg_b", "2026-02-12T14:01:00.000Z", 7, requestId="req_b1")
+    )
+    replay = response_line(
+        "msg_a",
+        "2026-02-12T14:05:00.000Z",
+        40,
+        usage_extra={"cache_read_input_tokens": 50_000},
+        requestId="req_a2",
+        isSidechain=True,
+        agentId="aside1",
+    )
+    answer = response_line(
+        "msg_c",
+        "2026-02-12T14:05:30.000Z",
+        30,
+        requestId="req_c1",
+        isSidechain=True,
+        agentId="aside1",
+    )
+    side.write_bytes(replay + (answer if side_answers else b""))
+    return [main, side]
+
+
+@pytest.mark.parametrize(
+    "order", ["together", "parent first", "side question first", "a line per batch"]
+)
+def test_a_side_question_replaying_its_parents_response_counts_it_once(
+    tmp_path: Path, order: str
+) -> None:
+    main, side = write_session_with_a_side_question(tmp_path / "project")
+    if order == "together":
+        run_claude_code([str(main), str(side)])
+    elif order == "a line per batch":
+        run_claude_code([str(side), str(main)], batch_bytes=1)
+    else:
+        for path in [main, side] if order == "parent first" else [side, main]:
+            run_claude_code([str(path)])
+    again = run_claude_code([str(main), str(side)])
+    assert again.accepted == 0
+    # msg_a once, the main agent's (1,000 cache reads, not the replay's 50,000); the side
+    # question's own answer msg_c counts.
+    assert llm_calls() == [
+        ("msg_a:req_a1", "main", 10, 1_000, 40),
+        ("msg_b:req_b1", "main", 10, 1_000, 7),
+        ("msg_c:req_c1", "agent-aside1", 10, 1_000, 30),
+    ]
+    [run] = runs.list_runs()
+    # 3 calls of 10 input tokens; 40 + 7 + 30 output; ends at the answer, 14:05:30.
+    assert {k: run[k] for k in ("agents", "events", "input_tokens", "output_tokens")} == {
+        "agents": 2,
+        "events": 3,
+        "input_tokens": 30,
+        "output_tokens": 77,
+    }
+    assert run["last_ts"].isoformat() == "2026-02-12T14:05:30+00:00"
+
+
+def test_a_replay_read_before_its_parent_leaves_nothing_of_it_in_the_run_totals(
+    tmp_path: Path,
+) -> None:
+    main, side = write_session_with_a_side_question(tmp_path / "project", side_answers=False)
+    run_claude_code([str(side)])
+    [alone] = runs.list_runs()
+    assert (alone["agents"], alone["input_tokens"]) == (1, 10)  # counted until its parent
+    run_claude_code([str(main)])
+    assert [c[0] for c in llm_calls()] == ["msg_a:req_a1", "msg_b:req_b1"]
+    [run] = runs.list_runs()
+    # The main agent's two calls only: 20 input and 40 + 7 output tokens, from 14:00 to
+    # 14:01 (the replay at 14:05 is gone, and its agent with it).
+    assert {k: run[k] for k in ("agents", "events", "input_tokens", "output_tokens")} == {
+        "agents": 1,
+        "events": 2,
+        "input_tokens": 20,
+        "output_tokens": 47,
+    }
+    assert run["last_ts"].isoformat() == "2026-02-12T14:01:00+00:00"
+
+
+def test_a_parent_stored_before_message_ids_were_kept_still_answers_its_replay(
+    tmp_path: Path,
+) -> None:
+    main, side = write_session_with_a_side_question(tmp_path / "project")
+    run_claude_code([str(main)])
+
+    def as_stored_before(cur: duckdb.DuckDBPyConnection) -> None:
+        cur.execute("UPDATE events SET message_id = NULL")
+        cur.execute("DELETE FROM schema_versions WHERE version = 302")
+
+    warehouse.write(as_stored_before)
+    assert warehouse.migrate() == [302]  # message_id read back from `<message.id>:<requestId>`
+    run_claude_code([str(side)])
+    assert [c[0] for c in llm_calls()] == ["msg_a:req_a1", "msg_b:req_b1", "msg_c:req_c1"]
