@@ -5,8 +5,10 @@ time range, split by whether the call logged its own `cost_usd` (a logged cost w
 the computed one, so only unlogged calls are priced from the table; both are kept) and by
 whether it was served in fast mode (priced at other rates).
 Events are stored once per call: the adapters drop repeated lines (Claude Code's one line
-per content block, keyed by message and request id) and agent events are unique by run
-and id, so sums here count each call once. Never prices anything: analytics.costs does.
+per content block of a response, and a sidechain's replay of its parent's response) and
+agent events are unique by run and id, so sums here count each call once; an advisor's
+part of a Claude response is a call of its own. Never prices anything: analytics.costs
+does.
 
 Days are cut into segments that each lie in one local day and one UTC day (prices are
 valid from a UTC day); rows are tagged with their segment by comparing `ts` with the
