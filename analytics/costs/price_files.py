@@ -212,9 +212,9 @@ def save_prices(rows: list[PriceRow], source: str) -> int:
 
 
 def fill_shipped_prices(model_price: Any, fields: tuple[str, ...]) -> None:
-    """For a migration that adds price fields: set them on the rows the shipped list put
-    in the table (`source` "shipped", the same model and day) from analytics/data/
-    prices.json, where still empty. `model_price` is the migration's ModelPrice."""
+    """For a migration that adds price fields: set them from the shipped list where
+    still empty, on the rows it put in the table (`source` "shipped", the same model and
+    day). `model_price` is the migration's ModelPrice."""
     for row in read_price_file(SHIPPED_PRICES, date.today()):
         for name in fields:
             if row.prices[name] is not None:

@@ -10,11 +10,11 @@ tool calls, subagent links); no files, no warehouse. The mapping:
   requestId `<message.id>:<sessionId>@<timestamp>` (a gateway may give every response
   the same message.id). Claude Code writes a response as one line per content block,
   each repeating `usage`; the line with the largest `output_tokens` wins (the earlier
-  ones were written mid-stream). Usage is read
-  only from top-level `assistant` lines, never from the copies of a subagent's messages
-  inside the parent's `progress` lines. Cache reads, 5-minute and 1-hour cache writes
-  stay apart; `input_tokens` excludes both, as the API reports it. `usage.speed` is kept
-  ("fast": billed at the model's fast-mode prices). An entry of `usage.iterations[]` of
+  ones were written mid-stream). Usage is read only from top-level `assistant` lines,
+  never from the copies of a subagent's messages inside the parent's `progress` lines.
+  Cache reads, 5-minute and 1-hour cache writes stay apart; `input_tokens` excludes
+  both, as the API reports it. `usage.speed` is kept ("fast": billed at the model's
+  fast-mode prices). An entry of `usage.iterations[]` of
   another type than the response's (an advisor's sub-inference, `advisor_message`, with
   its own `model`) is an llm_call of its own, `<call id>:<type>-<index>`; the entries of
   the response's own type are parts of its top-level usage. A row keeps its response's

@@ -72,9 +72,9 @@ CORRECTED_OUTPUTS_SCOPE = (
 )
 
 # `batch_responses(run, message_id, main)`: the responses of a batch's calls, by whether
-# the main agent or a sidechain made the call. Which of them stored calls of the other
-# side answer: a sidechain's, a replay of a stored parent; the main agent's, the parent
-# of a stored replay.
+# the main agent or a sidechain made the call; those a stored call of the other side
+# matches. A sidechain's so matched replays a stored parent; the main agent's is the
+# parent of a stored replay.
 STORED_COUNTERPARTS_SQL = """
 SELECT DISTINCT b.run, b.message_id, b.main
 FROM batch_responses AS b
