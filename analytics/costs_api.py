@@ -1,4 +1,4 @@
-"""Costs endpoints of the JSON API (../shared/contract/api.md): the daily report and
+"""Costs endpoints of the JSON API (docs/api.md): the daily report and
 adding prices. Handlers parse and answer; the report is analytics.reports.daily_cost."""
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ def counter_increase(
     return value - prev_value, False
 
 
-def newest_start(created: float | None, previous: tuple[float, float | None] | None) -> float | None:
+def newest_start(
+    created: float | None, previous: tuple[float, float | None] | None
+) -> float | None:
     """The start time to remember: the newer of this sample's and the previous one's."""
     prev_created = previous[1] if previous is not None else None
     if created is None or prev_created is None:

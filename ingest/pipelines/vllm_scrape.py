@@ -239,9 +239,7 @@ def _build_tables(
         else:
             state = current[p.instance]
             keys = s.keys()
-            deltas, starts, resets = compute_deltas(
-                keys, s.values, s.createds, s.cumulative, state
-            )
+            deltas, starts, resets = compute_deltas(keys, s.values, s.createds, s.cumulative, state)
             n = len(s)
             columns["instance"] += [p.instance] * n
             columns["ts"] += [p.ts] * n

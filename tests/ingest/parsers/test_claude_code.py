@@ -9,9 +9,9 @@ import pytest
 
 from ingest.parsers import claude_code as parser
 from ingest.parsers.claude_code_subagents import SubagentCall
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 

@@ -23,11 +23,11 @@ from analytics.queries import runs
 from ingest.pipelines import claude_code
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.loading import IngestSummary
-from tests.conftest import SHARED
+from tests.conftest import FIXTURE_ROOT
 
 pytestmark = pytest.mark.usefixtures("lake")
 
-FIXTURES = SHARED / "fixtures" / "agent-logs"
+FIXTURES = FIXTURE_ROOT / "agent-logs"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 START = FIXTURES / "claude-code-session-start-and-subagent-call.jsonl"
 COMMIT = FIXTURES / "claude-code-commit-and-tool-error.jsonl"

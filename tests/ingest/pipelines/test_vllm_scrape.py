@@ -5,8 +5,8 @@ from pathlib import Path
 import orjson
 
 from analytics import warehouse
-from ingest.pipelines.scrape_baselines import forget_cached_states
 from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines.scrape_baselines import forget_cached_states
 from ingest.pipelines.vllm_scrape import PendingScrape, collect_scrape, load_scrapes
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text
