@@ -21,7 +21,7 @@ from analytics.alerts.models import (
     Silence,
     Transition,
 )
-from analytics.models import GpuPrice, ModelPrice, ReportDelivery, ReportRecipient, Team
+from analytics.costs.models import GpuPrice, ModelPrice, ReportDelivery, ReportRecipient, Team
 
 
 @admin.register(ModelPrice)

@@ -12,9 +12,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-import duckdb
-
-from analytics import warehouse
+import warehouse
 
 WATERMARK = "SELECT max(rolled_until) FROM serving_rollup_marks"
 
@@ -81,7 +79,7 @@ def floor_hour(ts: datetime) -> datetime:
     return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
-def watermark(cur: duckdb.DuckDBPyConnection) -> datetime | None:
+def watermark(cur: warehouse.Cursor) -> datetime | None:
     row = cur.execute(WATERMARK).fetchone()
     return row[0] if row else None
 
@@ -106,7 +104,7 @@ def forget_watermark() -> None:
 
 
 def rollup_minutes(
-    cur: duckdb.DuckDBPyConnection, until: datetime, *, known_mark: datetime | None = None
+    cur: warehouse.Cursor, until: datetime, *, known_mark: datetime | None = None
 ) -> int:
     """Roll up every whole minute from the watermark to `until` (floored), and every hour
     that completes; returns the number of minutes covered. Runs inside the caller's
@@ -130,7 +128,7 @@ def rollup_minutes(
 
 
 def rollup_range(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     instance: str,
     start: datetime,
     end: datetime,
@@ -165,7 +163,7 @@ def apply_retention(raw_hours: int, now: datetime | None = None) -> datetime | N
     """Delete raw samples older than `raw_hours`, but never ones not yet rolled up.
     Returns the cut-off used (None when nothing may be deleted yet)."""
 
-    def work(cur: duckdb.DuckDBPyConnection) -> datetime | None:
+    def work(cur: warehouse.Cursor) -> datetime | None:
         mark = watermark(cur)
         if mark is None:
             return None

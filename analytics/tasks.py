@@ -7,7 +7,7 @@ from typing import Any
 
 from celery import shared_task
 
-from analytics import warehouse
+import warehouse
 
 
 @shared_task(name="analytics.maintain_warehouse", ignore_result=True)
@@ -19,8 +19,8 @@ def maintain_warehouse(keep_snapshots_days: int = 7) -> dict[str, Any]:
 @shared_task(name="analytics.send_daily_cost_report", ignore_result=True)
 def send_daily_cost_report() -> dict[str, Any]:
     """Send yesterday's cost report once it is due (see daily_cost_schedule)."""
-    from analytics.reports.daily_cost_delivery import deliver_report
-    from analytics.reports.daily_cost_schedule import due_report_day, report_zone
+    from analytics.costs.report_delivery import deliver_report
+    from analytics.costs.report_schedule import due_report_day, report_zone
 
     day = due_report_day()
     if day is None:
@@ -35,7 +35,7 @@ def evaluate_alerts(at: str | None = None) -> dict[str, Any]:
     the notifications that are due (retries included)."""
     from analytics.alerts.delivery import send_due_notifications
     from analytics.alerts.engine import evaluate_rules, prune_evaluations
-    from analytics.durations import parse_time
+    from lib.durations import parse_time
 
     outcome = evaluate_rules(parse_time(at, name="at")).as_dict()
     if at is None and datetime.now(UTC).minute == 0:  # once an hour

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import orjson
 
-from analytics import warehouse
-from analytics.queries import runs
+import warehouse
+from analytics.runs import queries as runs
 from bench import measured
 from bench.transcript_replicas import EVENTS_PER_REPLICA, write_replicas
 from ingest.demo_logs import DEMO_DATA, HISTORY_FILE

@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 
-from analytics import warehouse
+import warehouse
 from analytics.alerts.engine import evaluate_rules
 from analytics.alerts.models import AlertRule, Channel, ChannelKind, Notification
-from analytics.models import ModelPrice, Team
-from ingest.models import ScrapeTarget
+from analytics.costs.models import ModelPrice, Team
+from analytics.serving.models import ScrapeTarget
 
 INSTANCES = 16
 RUNS = 50

@@ -18,9 +18,9 @@ import duckdb
 from django.contrib.auth.models import User
 from django.test import Client
 
-from analytics import warehouse
-from analytics.reports import daily_cost_formats as formats
-from analytics.reports.daily_cost import build_daily_report
+import warehouse
+from analytics.costs import report_formats as formats
+from analytics.costs.report import build_daily_report
 from dashboard.models import ApiToken
 
 DAY_EVENTS = int(os.environ.get("FLEETSCOPE_BENCH_COST_EVENTS", "10000000"))

@@ -24,7 +24,7 @@ import duckdb
 import orjson
 from django.test import override_settings
 
-from analytics import warehouse
+import warehouse
 from bench import measured
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary

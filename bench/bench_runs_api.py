@@ -18,7 +18,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from analytics import warehouse
+import warehouse
 from dashboard.models import ApiToken
 from ingest.pipelines import run_rollups
 

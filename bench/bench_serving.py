@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 from django.test import Client
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers.vllm import ModelledScrape
 
 TARGETS = int(os.environ.get("BENCH_SERVING_TARGETS", "4"))

@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 import tiktoken
 
-from analytics import warehouse
+import warehouse
 from analytics.tokens.counting import COUNT_THREADS, count_tokens
 from analytics.tokens.languages import detect_languages
 from analytics.tokens.shipped import shipped_texts

@@ -6,16 +6,16 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 
-from analytics import warehouse
-from analytics.alerts_api import alerts_router, channels_router, rules_router, silences_router
-from analytics.api import router as runs_router
-from analytics.costs_api import costs_router, prices_router
-from analytics.errors import NotFoundError, ParameterError
-from analytics.serving_api import router as serving_router
-from analytics.tokens_api import router as tokens_router
+import warehouse
+from analytics.alerts.api import alerts_router, channels_router, rules_router, silences_router
+from analytics.costs.api import costs_router, prices_router
+from analytics.runs.api import router as runs_router
+from analytics.serving.api import router as serving_router
+from analytics.tokens.api import router as tokens_router
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
 from ingest.requests_api import router as ingest_requests_router
+from lib.errors import NotFoundError, ParameterError
 
 api = NinjaAPI(
     title="Fleetscope API",

@@ -4,11 +4,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import views
 from dashboard.api import api
 from dashboard.pages import alerts as alerts_pages
 from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
+from dashboard.pages import runs as views
 from dashboard.pages import serving as serving_pages
 from dashboard.pages import tokens as tokens_pages
 

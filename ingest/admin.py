@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from ingest.models import ModelConfig, ScrapeTarget
+from analytics.serving.models import ModelConfig, ScrapeTarget
 
 
 @admin.register(ScrapeTarget)

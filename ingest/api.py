@@ -7,8 +7,8 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router, Schema
 
-from analytics.errors import ParameterError
 from ingest.pipelines.agent_events import BodyError, ingest_body
+from lib.errors import ParameterError
 
 router = Router()
 

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q
 
 from analytics import serving_rollups
-from ingest.models import ScrapeTarget
+from analytics.serving.models import ScrapeTarget
 from ingest.pipelines import serving_spool
 from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
 

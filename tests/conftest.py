@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics import warehouse
+import warehouse
 
 # Real logs, scrapes and commit histories, with their provenance and licences (NOTICE.md).
 FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures"

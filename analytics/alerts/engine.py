@@ -49,7 +49,7 @@ from analytics.alerts.models import (
     Transition,
 )
 from analytics.alerts.rules import Finding, Rule, RuleError
-from analytics.durations import format_time
+from lib.durations import format_time
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from analytics import warehouse
-from analytics.models import Team
-from analytics.queries import costs as cost_queries
-from analytics.queries.serving_series import Window, read_series
-from analytics.reports.daily_cost import in_team, priced_usage
-from ingest.models import ScrapeTarget
+import warehouse
+from analytics.costs import queries as cost_queries
+from analytics.costs.models import Team
+from analytics.costs.report import in_team, priced_usage
+from analytics.serving.models import ScrapeTarget
+from analytics.serving.series import Window, read_series
 
 MINUTE = 60
 MAX_HORIZON = timedelta(days=7)

@@ -48,9 +48,9 @@ import numpy as np
 
 from analytics.alerts.facts import MINUTE, Facts, RunSeries, epoch, floor_minute, from_epoch
 from analytics.alerts.models import AlertRule, RuleKind
-from analytics.durations import parse_duration
-from analytics.errors import ParameterError
-from analytics.queries.runs import drift
+from analytics.runs.queries import drift
+from lib.durations import parse_duration
+from lib.errors import ParameterError
 
 
 class RuleError(ValueError):

@@ -21,8 +21,8 @@ import orjson
 import yaml
 from django.db import transaction
 
-from analytics.errors import ParameterError
-from analytics.models import MTOK_PRICE_INTEGER_DIGITS, ModelPrice
+from analytics.costs.models import MTOK_PRICE_INTEGER_DIGITS, ModelPrice
+from lib.errors import ParameterError
 
 SHIPPED_PRICES = Path(__file__).resolve().parent.parent / "data" / "prices.json"
 _PRICE_FIELDS = (

@@ -14,7 +14,7 @@ from datetime import date
 from decimal import Decimal
 from typing import NamedTuple
 
-from analytics.models import ModelPrice
+from analytics.costs.models import ModelPrice
 
 PER_MTOK = 1_000_000
 # A call whose prompt (input + cache reads + cache writes) exceeds this is long-context.

@@ -26,8 +26,10 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
-from analytics import alert_charts, charts
+from analytics import charts
+from analytics.alerts import charts as alert_charts
 from analytics.alerts import engine, rules
+from analytics.alerts.api import read_seconds
 from analytics.alerts.models import (
     AlertRule,
     AlertStateName,
@@ -37,9 +39,8 @@ from analytics.alerts.models import (
     Silence,
 )
 from analytics.alerts.rules import Rule, RuleError, build_rule
-from analytics.alerts_api import read_seconds
-from analytics.durations import format_duration, format_time, parse_duration, parse_time
-from analytics.errors import ParameterError
+from lib.durations import format_duration, format_time, parse_duration, parse_time
+from lib.errors import ParameterError
 
 PREVIEW = timedelta(hours=24)
 HISTORY_ROWS = 50

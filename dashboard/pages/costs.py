@@ -13,12 +13,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from analytics import charts, cost_charts
-from analytics.costs_api import read_day
-from analytics.errors import ParameterError
-from analytics.models import ReportDelivery
-from analytics.reports import daily_cost_formats as formats
-from analytics.reports.daily_cost import build_daily_report, build_spend_series, read_zone
+from analytics import charts
+from analytics.costs import charts as cost_charts
+from analytics.costs import report_formats as formats
+from analytics.costs.api import read_day
+from analytics.costs.models import ReportDelivery
+from analytics.costs.report import build_daily_report, build_spend_series, read_zone
+from lib.errors import ParameterError
 
 CHART_DAYS = 30
 CHARTS = {"model": "by_model", "run": "by_run"}

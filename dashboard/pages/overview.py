@@ -14,10 +14,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from analytics import charts, serving_charts
-from analytics.errors import NotFoundError, ParameterError
-from analytics.queries import runs, serving
+from analytics import charts
+from analytics.runs import queries as runs
+from analytics.serving import charts as serving_charts
+from analytics.serving import queries as serving
 from dashboard.pages.time_window import PageWindow, read_window
+from lib.errors import NotFoundError, ParameterError
 
 
 def _problem(exc: Exception) -> HttpResponse:

@@ -17,12 +17,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analytics import charts, serving_charts
-from analytics.errors import NotFoundError, ParameterError
-from analytics.queries import serving
-from analytics.serving_capacity import capacity_for
+from analytics import charts
+from analytics.serving import charts as serving_charts
+from analytics.serving import queries as serving
+from analytics.serving.capacity import capacity_for
+from analytics.serving.models import ModelConfig, ScrapeTarget
 from dashboard.pages.time_window import PageWindow, read_window
-from ingest.models import ModelConfig, ScrapeTarget
+from lib.errors import NotFoundError, ParameterError
 
 QUANTILES = (0.5, 0.95, 0.99)
 

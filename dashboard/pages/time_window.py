@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from analytics.durations import parse_bucket_seconds, parse_duration, parse_time
+from lib.durations import parse_bucket_seconds, parse_duration, parse_time
 
 PRESETS = ("15m", "1h", "6h", "24h", "7d", "30d")
 REFRESH_OPTIONS = ("0", "15", "30", "60")

@@ -16,11 +16,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from analytics import charts, token_charts, tokens_report
-from analytics.errors import ParameterError
-from analytics.queries import tokens as queries
+from analytics import charts
+from analytics.tokens import charts as token_charts
+from analytics.tokens import queries
+from analytics.tokens import report as tokens_report
 from analytics.tokens.language_names import language_name
 from analytics.tokens.vocabularies import configured_encodings
+from lib.errors import ParameterError
 
 MISMATCH_ROWS = 20
 

@@ -12,12 +12,11 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-import duckdb
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers.event_rows import COLUMNS
 from ingest.pipelines import run_rollups
 from ingest.pipelines.loading import now_utc
@@ -63,7 +62,7 @@ INSERT_DISTINCT_KIND_SCOPED_SQL = _INSERT_HEAD.format(nth="1", scope="")
 
 
 def insert_new(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     rows: pa.Table,
     *,
     source_kind: str,
@@ -102,7 +101,7 @@ WHERE source_kind = ? AND id IN (SELECT id FROM wanted_ids)
 
 
 def stored_events(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, ids: Iterable[str]
+    cur: warehouse.Cursor, source_kind: str, ids: Iterable[str]
 ) -> dict[str, dict[str, Any]]:
     """Events of this source kind already stored under these ids, by id (first wins)."""
     wanted = sorted(set(ids))
@@ -144,7 +143,7 @@ LLM_OUTPUTS_SCOPE = "source_kind = ? AND event = 'llm_call' AND id IN (SELECT id
 
 
 def update_tool_calls(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, outcomes: list[tuple[str, bool, float | None]]
+    cur: warehouse.Cursor, source_kind: str, outcomes: list[tuple[str, bool, float | None]]
 ) -> None:
     if not outcomes:
         return
@@ -163,7 +162,7 @@ def update_tool_calls(
 
 
 def update_llm_outputs(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, outputs: list[tuple[str, int]]
+    cur: warehouse.Cursor, source_kind: str, outputs: list[tuple[str, int]]
 ) -> None:
     if not outputs:
         return
@@ -219,7 +218,7 @@ def read_states(
 
 
 def save_state(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     source_kind: str,
     source: str,
     file_key: str,

@@ -25,7 +25,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-import duckdb
 import numpy as np
 import orjson
 import pyarrow as pa
@@ -33,7 +32,7 @@ import pyarrow.compute as pc
 from django.conf import settings
 from tqdm import tqdm
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers import agent_events as parser
 from ingest.pipelines import run_rollups
 from ingest.pipelines.line_files import resume_from
@@ -312,9 +311,9 @@ def stage_lines(lines: pa.Table, load: _Load, folder: Path, *, size: int) -> Sta
     try:
         stamped = [load.source, load.stamp]
         try:
-            warehouse.copy_to_parquet(cur, _STAGE_SQL, file, stamped)
-        except duckdb.InvalidInputException:  # a line that is not JSON (the file is rewritten)
-            warehouse.copy_to_parquet(cur, _STAGE_ANY_SQL, file, stamped)
+            warehouse.lake.copy_to_parquet(cur, _STAGE_SQL, file, stamped)
+        except warehouse.InvalidInput:  # a line that is not JSON (the file is rewritten)
+            warehouse.lake.copy_to_parquet(cur, _STAGE_ANY_SQL, file, stamped)
         reduced = cur.execute(
             run_rollups.reduce_sql("read_parquet(?)", _STAGED_EXTRA.format(key_hash=KEY_HASH_SQL)),
             [str(file)],
@@ -325,7 +324,7 @@ def stage_lines(lines: pa.Table, load: _Load, folder: Path, *, size: int) -> Sta
             not pc.any(suspect).as_py()
             and not pc.sum(reduced.column("rejected")).as_py()
             and not _repeats(hashes)
-            and count > warehouse.INLINED_ROWS_UP_TO
+            and count > warehouse.lake.INLINED_ROWS_UP_TO
         ):
             return StagedChunk(
                 None,
@@ -352,7 +351,7 @@ def stage_lines(lines: pa.Table, load: _Load, folder: Path, *, size: int) -> Sta
 
 
 def _restaged(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     lines: pa.Table,
     file: Path,
     suspect: pa.ChunkedArray,
@@ -409,7 +408,7 @@ def _candidates(valid: pa.Table) -> pa.Table:
     return valid.filter(keep)
 
 
-def _run_on(cur: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str) -> pa.Table:
+def _run_on(cur: warehouse.Cursor, name: str, table: pa.Table, sql: str) -> pa.Table:
     cur.register(name, table)
     try:
         return cur.execute(sql).to_arrow_table()
@@ -417,7 +416,7 @@ def _run_on(cur: duckdb.DuckDBPyConnection, name: str, table: pa.Table, sql: str
         cur.unregister(name)
 
 
-def _exact_path(cur: duckdb.DuckDBPyConnection, lines: pa.Table) -> pa.Table:
+def _exact_path(cur: warehouse.Cursor, lines: pa.Table) -> pa.Table:
     """Every field's JSON type checked, line by line: slower, and exact for any input."""
     fields = _run_on(cur, "raw_lines", lines, parser.LINES_TO_FIELDS_SQL)
     return _run_on(cur, "validated", parser.validate_fields(fields), parser.FINALIZE_SQL)
@@ -445,7 +444,7 @@ def _rejected(bad: pa.Table, lines: pa.Table) -> pa.Table:
 
 
 def _stage_rows(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     candidates: pa.Table,
     chunk: tuple[pa.Table, int, int, int],
     load: _Load,
@@ -467,19 +466,19 @@ def _stage_rows(
             rows.num_rows,
             *chunk,
         )
-        if rows.num_rows <= warehouse.INLINED_ROWS_UP_TO:
+        if rows.num_rows <= warehouse.lake.INLINED_ROWS_UP_TO:
             staged.rows = rows
         else:
             staged.reduced = run_rollups.reduce_rows(cur, "staged_rows")
             staged.file = folder / f"fleetscope-{uuid.uuid4()}.parquet"
-            warehouse.copy_to_parquet(cur, "SELECT * FROM staged_rows", staged.file)
+            warehouse.lake.copy_to_parquet(cur, "SELECT * FROM staged_rows", staged.file)
     finally:
         cur.unregister("staged_rows")
     return staged
 
 
 def load_chunk(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     chunk: StagedChunk,
     load: _Load,
     transaction: _Transaction,
@@ -518,7 +517,7 @@ def load_chunk(
     return accepted, quarantined
 
 
-def _keys(cur: duckdb.DuckDBPyConnection, chunk: StagedChunk) -> pa.Table:
+def _keys(cur: warehouse.Cursor, chunk: StagedChunk) -> pa.Table:
     """StagedChunk.keys, read from the staged file the first time they are needed."""
     if chunk.keys is None:
         assert chunk.file is not None
@@ -527,14 +526,14 @@ def _keys(cur: duckdb.DuckDBPyConnection, chunk: StagedChunk) -> pa.Table:
     return chunk.keys
 
 
-def _read_back(cur: duckdb.DuckDBPyConnection, staged: Path | None) -> pa.Table:
+def _read_back(cur: warehouse.Cursor, staged: Path | None) -> pa.Table:
     """The rows of a staged file (a chunk kept in memory has no file)."""
     assert staged is not None
     return cur.execute("SELECT * FROM read_parquet(?)", [str(staged)]).to_arrow_table()
 
 
 def _stored_lines(
-    cur: duckdb.DuckDBPyConnection, chunk: StagedChunk, load: _Load, transaction: _Transaction
+    cur: warehouse.Cursor, chunk: StagedChunk, load: _Load, transaction: _Transaction
 ) -> pa.ChunkedArray:
     """The source_line of each candidate whose run + id is stored already: by another
     load, or by this one (a hash it remembers, then checked against its rows)."""
@@ -564,12 +563,12 @@ def _stored_lines(
     return pa.chunked_array([*found.chunks, *own.chunks], pa.int64())
 
 
-def _any_stored(cur: duckdb.DuckDBPyConnection, stored: str, params: list[object]) -> bool:
+def _any_stored(cur: warehouse.Cursor, stored: str, params: list[object]) -> bool:
     return cur.execute(f"SELECT 1 FROM ({stored}) LIMIT 1", params).fetchone() is not None
 
 
 def _stored_of(
-    cur: duckdb.DuckDBPyConnection, keys: pa.Table, stored: str, params: list[object]
+    cur: warehouse.Cursor, keys: pa.Table, stored: str, params: list[object]
 ) -> pa.ChunkedArray:
     cur.register("candidate_events", keys.select(["run", "id", "source_line"]))
     try:
@@ -647,7 +646,7 @@ def ingest_file(
         except PositionMoved:
             # Another process loaded what we parsed: go on from where it got to.
             stored = read_position(SOURCE_KIND, source)
-        except duckdb.TransactionException as exc:
+        except warehouse.Conflict as exc:
             # Rolled back whole: after a pause, start again from the stored position.
             conflicts += 1
             if conflicts == CONFLICT_ATTEMPTS:
@@ -863,7 +862,7 @@ def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
     lines = parser.split_lines(data, first_line_no=1, base_offset=0)
     staged = stage_lines(lines, load, staging, size=len(body))
 
-    def store(cur: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    def store(cur: warehouse.Cursor) -> tuple[int, int]:
         transaction = _Transaction()
         loaded = load_chunk(cur, staged, load, transaction, lake_dir)
         transaction.totals.add(cur)

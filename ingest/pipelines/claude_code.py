@@ -19,11 +19,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import IO
 
-import duckdb
 import orjson
 import pyarrow as pa
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers import claude_code as parser
 from ingest.parsers import claude_code_subagents as subagents
 from ingest.parsers.tool_calls import ToolUse, resolve_results
@@ -147,7 +146,7 @@ def load_batch(
     if recognition is not None:
         recognition.note(batch, parsed.recognized)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+    def load(cur: warehouse.Cursor) -> IngestSummary:
         advance_positions(cur, SOURCE_KIND, transcript_files.moves(batch))
         return load_parsed(cur, parsed, rejected)
 
@@ -160,7 +159,7 @@ def load_batch(
 
 
 def load_parsed(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     parsed: parser.ParsedTranscript,
     rejected: dict[str, pa.Table],
 ) -> IngestSummary:
@@ -230,7 +229,7 @@ def load_parsed(
 
 
 def _replays(
-    cur: duckdb.DuckDBPyConnection, parsed: parser.ParsedTranscript
+    cur: warehouse.Cursor, parsed: parser.ParsedTranscript
 ) -> tuple[set[int], set[tuple[str, str]]]:
     """The rows of this batch's sidechain calls that replay a response of their session's
     main agent (in this batch or stored), and the (run, message_id) of the batch's main
@@ -274,7 +273,7 @@ def _replays(
     return replays, parents
 
 
-def _delete_replays(cur: duckdb.DuckDBPyConnection, parents: set[tuple[str, str]]) -> None:
+def _delete_replays(cur: warehouse.Cursor, parents: set[tuple[str, str]]) -> None:
     if not parents:
         return
     table = pa.table(
@@ -295,7 +294,7 @@ def _delete_replays(cur: duckdb.DuckDBPyConnection, parents: set[tuple[str, str]
         cur.unregister("replayed_responses")
 
 
-def _correct_subagent_outputs(cur: duckdb.DuckDBPyConnection, runs: set[str]) -> None:
+def _correct_subagent_outputs(cur: warehouse.Cursor, runs: set[str]) -> None:
     if not runs:
         return
     cur.register("touched_runs", pa.table({"run": pa.array(sorted(runs), pa.string())}))

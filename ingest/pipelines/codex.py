@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import IO
 
-import duckdb
 import orjson
 import pyarrow as pa
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers import codex as parser
 from ingest.parsers.tool_calls import ToolUse, resolve_results
 from ingest.pipelines import transcript_files
@@ -87,7 +86,7 @@ def load_batch(
         recognition.note(batch, {source for source, (_, _, s) in reached.items() if s.run})
     rejected = rejected_tables(parsed.rejected)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+    def load(cur: warehouse.Cursor) -> IngestSummary:
         advance_positions(cur, SOURCE_KIND, transcript_files.moves(batch))
         for source, (file_key, offset, state) in reached.items():
             save_state(cur, SOURCE_KIND, source, file_key, offset, state.as_dict())
@@ -102,7 +101,7 @@ def load_batch(
 
 
 def load_parsed(
-    cur: duckdb.DuckDBPyConnection, parsed: parser.ParsedRollouts, rejected: dict[str, pa.Table]
+    cur: warehouse.Cursor, parsed: parser.ParsedRollouts, rejected: dict[str, pa.Table]
 ) -> IngestSummary:
     """Settle results against stored calls, then insert; re-runnable."""
     missing = {r.tool_use_id for r in parsed.results} - parsed.uses.keys()

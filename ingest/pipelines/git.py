@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-import duckdb
 import orjson
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers import git_log
 from ingest.parsers.event_rows import EventRows
 from ingest.parsers.git_log import Commit
@@ -118,10 +117,10 @@ def _ingest(
 
 def _loader(
     rows: EventRows, source: str, position_key: str, expected: Position | None, new: Position
-) -> Callable[[duckdb.DuckDBPyConnection], int]:
+) -> Callable[[warehouse.Cursor], int]:
     table = rows.table()
 
-    def load(cur: duckdb.DuckDBPyConnection) -> int:
+    def load(cur: warehouse.Cursor) -> int:
         advance_position(cur, SOURCE_KIND, position_key, expected, new)
         return insert_new(cur, table, source_kind=SOURCE_KIND, source=source, dedup=Dedup.RUN)
 
@@ -149,7 +148,7 @@ def run_history_csv(path: Path, run: str, *, agent: str = "fleet") -> IngestSumm
         )
     table = rows.table()
 
-    def load(cur: duckdb.DuckDBPyConnection) -> int:
+    def load(cur: warehouse.Cursor) -> int:
         return insert_new(cur, table, source_kind=SOURCE_KIND, source=str(path), dedup=Dedup.RUN)
 
     accepted = warehouse.write(load)

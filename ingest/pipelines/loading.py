@@ -11,10 +11,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
-from analytics import warehouse
+import warehouse
 
 
 @dataclass
@@ -101,13 +100,13 @@ def read_positions(source_kind: str) -> dict[str, Position]:
     }
 
 
-def _position_in(cur: duckdb.DuckDBPyConnection, source_kind: str, source: str) -> Position | None:
+def _position_in(cur: warehouse.Cursor, source_kind: str, source: str) -> Position | None:
     row = cur.execute(LATEST_POSITION_SQL, [source_kind, source]).fetchone()
     return None if row is None else Position(row[0], int(row[1]), int(row[2]))
 
 
 def advance_position(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     source_kind: str,
     source: str,
     expected: Position | None,
@@ -120,7 +119,7 @@ def advance_position(
 
 
 def check_position(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, expected: Position | None
+    cur: warehouse.Cursor, source_kind: str, source: str, expected: Position | None
 ) -> None:
     """Raise PositionMoved unless the stored position is still `expected`. A lake
     transaction reads one snapshot, taken at its first read: checked at any point of it,
@@ -129,9 +128,7 @@ def check_position(
         raise PositionMoved(source)
 
 
-def record_position(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, new: Position
-) -> None:
+def record_position(cur: warehouse.Cursor, source_kind: str, source: str, new: Position) -> None:
     """Record `new` inside the caller's transaction, which has checked the position
     (check_position)."""
     # Microsecond timestamps order positions; a later commit always has a later time.
@@ -159,7 +156,7 @@ GROUP BY source
 
 
 def advance_positions(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     source_kind: str,
     moves: list[tuple[str, Position | None, Position]],
 ) -> None:
@@ -189,9 +186,7 @@ def advance_positions(
         cur.unregister("position_moves")
 
 
-def insert_quarantine(
-    cur: duckdb.DuckDBPyConnection, source_kind: str, source: str, rows: pa.Table
-) -> int:
+def insert_quarantine(cur: warehouse.Cursor, source_kind: str, source: str, rows: pa.Table) -> int:
     """Store rejected lines (line_no, byte_offset, reason, raw_text); returns how many."""
     if rows.num_rows == 0:
         return 0

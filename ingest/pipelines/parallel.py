@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO
 
-import duckdb
 import pyarrow as pa
 
-from analytics import warehouse
+import warehouse
 from analytics.tokens.counting import count_tokens
 from analytics.tokens.vocabularies import configured_encodings
 from ingest.parsers.json_lines import RawLine
@@ -109,7 +108,7 @@ def load_texts(
     table, tokens = prepare_texts(parsed.texts, source, encodings)
     rejected = rejected_table(parsed.rejected)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+    def load(cur: warehouse.Cursor) -> IngestSummary:
         advance_position(cur, SOURCE_KIND, source, *positions)
         accepted = 0
         if table.num_rows:

@@ -20,7 +20,7 @@ from ingest.parsers.prometheus_text import ExpositionError, Sample, one_line
 from ingest.parsers.vllm import FAMILIES, Kind, model_samples
 from ingest.pipelines.vllm_scrape import LoadResult, PendingScrape, load_scrapes
 from ingest.sources import prometheus_api
-from ingest.sources.http import FetchError
+from lib.http import FetchError
 
 DEFAULT_QUERY = '{__name__=~"vllm:.+"}'
 HISTOGRAM_PARTS = ("_bucket", "_count", "_sum")

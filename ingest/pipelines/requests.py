@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-import duckdb
 import orjson
 import pyarrow as pa
 
-from analytics import warehouse
+import warehouse
 from analytics.tokens.counting import count_tokens, encoding_for_model
 from analytics.tokens.languages import detect_language
 from analytics.tokens.vocabularies import configured_encodings
@@ -273,7 +272,7 @@ def load_batch(
     prepared = prepare_batch(parsed.records, source, encodings)
     rejected = rejected_table(parsed.rejected)
 
-    def load(cur: duckdb.DuckDBPyConnection) -> IngestSummary:
+    def load(cur: warehouse.Cursor) -> IngestSummary:
         if positions is not None:
             advance_position(cur, SOURCE_KIND, source, *positions)
         accepted = 0

@@ -29,11 +29,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analytics import warehouse
+import warehouse
 from ingest.pipelines.loading import now_utc
 
 Params = Sequence[Any] | dict[str, Any]
@@ -227,7 +226,7 @@ def reduce_sql(batch: str, extra: str = "") -> str:
     return _REDUCE_SQL.format(batch=batch, extra=extra)
 
 
-def reduce_rows(cur: duckdb.DuckDBPyConnection, batch: str, params: Params = ()) -> Reduced:
+def reduce_rows(cur: warehouse.Cursor, batch: str, params: Params = ()) -> Reduced:
     """Reduce the rows of the relation `batch` (bound with `params`). Reads no lake table,
     so any thread's cursor may run it, outside a transaction."""
     return Reduced.of(cur.execute(reduce_sql(batch), params).to_arrow_table())
@@ -238,7 +237,7 @@ class RollupError(ValueError):
 
 
 def insert_events(
-    cur: duckdb.DuckDBPyConnection, insert_sql: str, bind: Callable[[datetime], Params]
+    cur: warehouse.Cursor, insert_sql: str, bind: Callable[[datetime], Params]
 ) -> int:
     """Run `insert_sql` (an INSERT INTO events, bound with `bind(stamp)`, that stores
     `stamp` as the ingested_at of every row it inserts) and add the rows it inserted to
@@ -260,7 +259,7 @@ def insert_events(
     return inserted
 
 
-def unused_stamp(cur: duckdb.DuckDBPyConnection) -> datetime:
+def unused_stamp(cur: warehouse.Cursor) -> datetime:
     """An ingested_at that no stored event has (now, or a microsecond or so later): the
     rows of one load can be told apart by it."""
     stamp = now_utc()
@@ -279,9 +278,7 @@ class PendingTotals:
     def __init__(self) -> None:
         self._reduced: list[Reduced] = []
 
-    def insert(
-        self, cur: duckdb.DuckDBPyConnection, rows: pa.Table, reduced: Reduced | None = None
-    ) -> int:
+    def insert(self, cur: warehouse.Cursor, rows: pa.Table, reduced: Reduced | None = None) -> int:
         """Store every row of `rows` (columns named as events' own); returns how many.
         `reduced`, when given, is what the rows add (reduce_rows), worked out already."""
         listed = ", ".join(f'"{c}"' for c in rows.column_names)
@@ -298,13 +295,13 @@ class PendingTotals:
             cur.unregister("new_events")
         return inserted
 
-    def add_file(self, cur: duckdb.DuckDBPyConnection, path: Path, reduced: Reduced) -> None:
+    def add_file(self, cur: warehouse.Cursor, path: Path, reduced: Reduced) -> None:
         """Make the Parquet file `path`, of new rows only, part of events as it is
         (warehouse.add_data_file); `reduced` is what its rows add (reduce_rows)."""
         warehouse.add_data_file(cur, "events", path)
         self._reduced.append(reduced)
 
-    def add(self, cur: duckdb.DuckDBPyConnection, *, new_runs: bool = False) -> None:
+    def add(self, cur: warehouse.Cursor, *, new_runs: bool = False) -> None:
         """`new_runs`: the caller knows that nothing of the rows' runs is stored (no
         event: the totals of a run only ever come with its events)."""
         if not self._reduced:
@@ -315,7 +312,7 @@ class PendingTotals:
 
 
 def _add_to_totals(
-    cur: duckdb.DuckDBPyConnection, batches: list[Reduced], *, new_runs: bool = False
+    cur: warehouse.Cursor, batches: list[Reduced], *, new_runs: bool = False
 ) -> None:
     """Append what the batches' stored rows add to run_commits, run_agents and
     run_rollups."""
@@ -345,12 +342,12 @@ def _add_to_totals(
             cur.unregister(name)
 
 
-def _scalar(cur: duckdb.DuckDBPyConnection, sql: str, params: Params) -> int:
+def _scalar(cur: warehouse.Cursor, sql: str, params: Params) -> int:
     row = cur.execute(sql, params).fetchone()
     return int(row[0]) if row else 0
 
 
-def _compact_if_long(cur: duckdb.DuckDBPyConnection) -> None:
+def _compact_if_long(cur: warehouse.Cursor) -> None:
     foldable = "SELECT count(*) - count(DISTINCT run) FROM run_rollups"
     if _scalar(cur, foldable, []) < COMPACT_ROWS:
         return
@@ -394,9 +391,7 @@ HAVING sum(errors) <> 0 OR sum(input_tokens) <> 0 OR sum(output_tokens) <> 0
 """
 
 
-def update_events(
-    cur: duckdb.DuckDBPyConnection, update_sql: str, scope: str, params: Params
-) -> None:
+def update_events(cur: warehouse.Cursor, update_sql: str, scope: str, params: Params) -> None:
     """Run `update_sql` (an UPDATE of events, bound with `params`) and add what it
     changed to the run totals. `scope` is a condition on events (same parameters) that
     holds for every row the UPDATE may change; the rows must not be commits, and the
@@ -424,9 +419,7 @@ _RECOUNTED_SQL = (
 )
 
 
-def delete_events(
-    cur: duckdb.DuckDBPyConnection, delete_sql: str, params: Params, runs: set[str]
-) -> int:
+def delete_events(cur: warehouse.Cursor, delete_sql: str, params: Params, runs: set[str]) -> int:
     """Run `delete_sql` (a DELETE FROM events, bound with `params`, of rows of `runs`
     only) and count those runs' totals again from the events they keep: what a deleted
     row added to a run's times, agents and first commit loggings cannot be taken back by

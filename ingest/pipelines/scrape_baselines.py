@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-import duckdb
 from django.conf import settings
 
+import warehouse
 from ingest.parsers.counters import CounterState
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _from_us(us: int) -> datetime:
     return datetime.fromtimestamp(us / 1_000_000, tz=UTC)
 
 
-def read_state(cur: duckdb.DuckDBPyConnection, ordered: list[PendingScrape]) -> ScrapeState:
+def read_state(cur: warehouse.Cursor, ordered: list[PendingScrape]) -> ScrapeState:
     instances = sorted({p.instance for p in ordered})
     first = min(p.ts for p in ordered)
     last = max(p.ts for p in ordered)
@@ -110,7 +110,7 @@ def drop_stored(ordered: list[PendingScrape], stored: set[tuple[str, int]]) -> l
 
 
 def baselines(
-    cur: duckdb.DuckDBPyConnection,
+    cur: warehouse.Cursor,
     fresh: list[PendingScrape],
     states: dict[str, CounterState] | None,
     last_up: dict[str, datetime],

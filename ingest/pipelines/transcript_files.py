@@ -17,7 +17,7 @@ from typing import IO
 
 import numpy as np
 
-from analytics import warehouse
+import warehouse
 from ingest.pipelines.line_files import resume_from
 from ingest.pipelines.loading import IngestSummary, Position, PositionMoved, read_positions
 from ingest.sources import files

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-import duckdb
 import pyarrow as pa
 
-from analytics import serving_rollups, warehouse
+import warehouse
+from analytics import serving_rollups
 from ingest.parsers.counters import CounterState, compute_deltas
 from ingest.parsers.prometheus_text import ExpositionError, one_line
 from ingest.parsers.vllm import ModelledScrape, parse_scrape
@@ -32,8 +32,8 @@ from ingest.pipelines.scrape_baselines import (
     read_state,
     remember,
 )
-from ingest.sources.http import FetchError
 from ingest.sources.vllm_metrics import read_metrics
+from lib.http import FetchError
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def load_scrapes(
     ordered = sorted(pending, key=lambda p: (p.instance, p.ts))
 
     def work(
-        cur: duckdb.DuckDBPyConnection,
+        cur: warehouse.Cursor,
     ) -> tuple[LoadResult, list[PendingScrape], dict[str, CounterState]]:
         state = read_state(cur, ordered) if ordered else ScrapeState(set(), {}, None)
         if not ordered:
@@ -200,7 +200,7 @@ def load_scrapes(
 
 
 def _redo_rolled_minutes(
-    cur: duckdb.DuckDBPyConnection, fresh: list[PendingScrape], mark: datetime | None
+    cur: warehouse.Cursor, fresh: list[PendingScrape], mark: datetime | None
 ) -> None:
     """Scrapes older than the rollup watermark (an import of history, a late spool) are
     rolled into their minutes now, so long-range answers include them."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ingest.sources import http
+from lib import http
 
 MAX_POINTS_PER_SERIES = 11_000  # Prometheus rejects longer range-query results
 DEFAULT_MAX_CHUNK = timedelta(hours=2)  # bounds one answer to a few MB for ~300 series

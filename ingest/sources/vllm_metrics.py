@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.sources import http
+from lib import http
 
 # The classic text format; vLLM (prometheus_client) answers it by default.
 ACCEPT = "text/plain;version=0.0.4;q=1,*/*;q=0.1"

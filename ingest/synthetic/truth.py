@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from analytics.durations import format_time
 from ingest.synthetic.spec import ATTEMPT_KINDS, KIND, Events, RunSpec
+from lib.durations import format_time
 
 _ATTEMPT_CODES = [KIND[k] for k in ATTEMPT_KINDS]
 

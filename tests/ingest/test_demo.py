@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from analytics.alerts.models import AlertRule
 from analytics.alerts.rules import RULES
-from analytics.queries import runs as queries
+from analytics.runs import queries
 from ingest import demo
 from ingest.synthetic import ErrorTrend, RunSpec
 from ingest.synthetic.harness import build_events

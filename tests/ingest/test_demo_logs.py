@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analytics.queries import run_details, runs
+from analytics.runs import details as run_details
+from analytics.runs import queries as runs
 from ingest import demo_logs
 
 pytestmark = pytest.mark.usefixtures("lake")

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from analytics.durations import format_time
 from ingest.synthetic import ErrorTrend, GroundTruth, RunSpec, generate_run
+from lib.durations import format_time
 
 pytestmark = pytest.mark.usefixtures("lake")
 

@@ -4,8 +4,8 @@ import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from analytics import warehouse
-from ingest.models import ScrapeTarget
+import warehouse
+from analytics.serving.models import ScrapeTarget
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_spool
 from ingest.pipelines.vllm_scrape import PendingScrape

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics.queries import serving
-from ingest.models import ScrapeTarget
+from analytics.serving import queries as serving
+from analytics.serving.models import ScrapeTarget
 from ingest.sources.prometheus_api import MAX_POINTS_PER_SERIES, chunks
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text

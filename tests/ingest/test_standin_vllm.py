@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from pathlib import Path
 
-from analytics.queries import serving
+from analytics.serving import queries as serving
 from ingest.parsers.vllm import EngineKind, parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from ingest.standin.simulation import EngineConfig

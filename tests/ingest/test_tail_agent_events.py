@@ -6,7 +6,7 @@ from pathlib import Path
 import orjson
 from django.core.management import call_command
 
-from analytics import warehouse
+import warehouse
 from analytics.tasks import maintain_warehouse
 from ingest.tasks import tail_agent_events
 

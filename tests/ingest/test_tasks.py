@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics import warehouse
+import warehouse
 from dashboard.celery import _beat_schedule
 from ingest.tasks import tail_transcripts
 from tests.conftest import FIXTURE_ROOT

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from analytics.alerts.models import Channel
-from ingest.sources import http
+from lib import http
 
 HTTP_TIMEOUT_S = 10.0  # a webhook that has not answered in 10 s is retried later
 

@@ -15,11 +15,11 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analytics.costs_api import read_day
-from analytics.errors import ParameterError
-from analytics.reports import daily_cost_formats as formats
-from analytics.reports.daily_cost import build_daily_report
-from analytics.reports.daily_cost_delivery import deliver_report
+from analytics.costs import report_formats as formats
+from analytics.costs.api import read_day
+from analytics.costs.report import build_daily_report
+from analytics.costs.report_delivery import deliver_report
+from lib.errors import ParameterError
 
 _RENDER = {"html": formats.to_html, "csv": formats.to_csv, "json": formats.to_json}
 

@@ -7,11 +7,11 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics import warehouse
+import warehouse
 from analytics.alerts.delivery import send_due_notifications
 from analytics.alerts.engine import evaluate_rules
-from analytics.durations import parse_time
-from analytics.errors import ParameterError
+from lib.durations import parse_time
+from lib.errors import ParameterError
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analytics.costs.price_files import read_price_file, save_prices
-from analytics.errors import ParameterError
+from lib.errors import ParameterError
 
 
 class Command(BaseCommand):

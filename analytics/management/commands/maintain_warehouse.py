@@ -6,7 +6,7 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand
 
-from analytics import warehouse
+import warehouse
 
 
 class Command(BaseCommand):

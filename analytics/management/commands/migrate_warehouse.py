@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from analytics import warehouse
+import warehouse
 
 
 class Command(BaseCommand):

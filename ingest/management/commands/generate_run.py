@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.durations import format_time, parse_duration, parse_time
-from analytics.errors import ParameterError
 from ingest.synthetic import ErrorTrend, RunSpec, generate_run
+from lib.durations import format_time, parse_duration, parse_time
+from lib.errors import ParameterError
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analytics.durations import parse_duration, parse_time
-from analytics.errors import ParameterError
-from analytics.warehouse import WarehouseError
 from ingest.pipelines.prometheus_import import DEFAULT_QUERY, run_import
-from ingest.sources.http import FetchError
+from lib.durations import parse_duration, parse_time
+from lib.errors import ParameterError
+from lib.http import FetchError
+from warehouse import WarehouseError
 
 
 class Command(BaseCommand):

@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.warehouse import WarehouseError
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.codex import run_codex
@@ -25,6 +24,7 @@ from ingest.pipelines.loading import IngestSummary
 from ingest.pipelines.parallel import run_parallel
 from ingest.pipelines.requests import run_requests
 from ingest.sources.files import SourceError
+from warehouse import WarehouseError
 
 
 def _agent_events(options: dict[str, Any]) -> IngestSummary:

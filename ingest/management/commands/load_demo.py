@@ -21,11 +21,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics import warehouse
+import warehouse
 from analytics.alerts.demo import ensure_demo_rules
-from analytics.warehouse import WarehouseError
 from ingest.demo import DEMO_STEPS, run_demo_steps
 from ingest.sources.files import SourceError
+from warehouse import WarehouseError
 
 DEMO_USERNAME = "demo"
 

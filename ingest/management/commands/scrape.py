@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analytics.warehouse import WarehouseError
 from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
 from ingest.scrape_targets import ROLLUP_GRACE, register_target
+from warehouse import WarehouseError
 
 
 def _label(text: str) -> tuple[str, str]:

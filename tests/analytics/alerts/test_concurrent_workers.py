@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analytics.durations import format_time
+from lib.durations import format_time
 from tests import services
 from tests.analytics.alerts.scenarios import T0, fleet_lines
 

@@ -21,9 +21,9 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 
 from analytics.alerts.models import AlertRule, Channel, ChannelKind, DeliveryAttempt
-from analytics.durations import format_time
 from analytics.tasks import evaluate_alerts
 from dashboard.celery import app
+from lib.durations import format_time
 from tests.analytics.alerts import scenarios
 from tests.analytics.alerts.receiver import Receiver, webhook_receiver
 from tests.analytics.alerts.scenarios import T0, minutes

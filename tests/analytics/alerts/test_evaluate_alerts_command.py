@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analytics.alerts.models import AlertRule, Channel, ChannelKind
-from analytics.durations import format_time
+from lib.durations import format_time
 from tests.analytics.alerts import scenarios
 from tests.analytics.alerts.receiver import webhook_receiver
 from tests.analytics.alerts.scenarios import T0, minutes

@@ -12,10 +12,10 @@ import pytest
 
 from analytics.alerts.facts import Facts
 from analytics.alerts.rules import Finding, build_rule
-from analytics.models import ModelPrice, Team
-from analytics.queries import runs as run_queries
-from analytics.reports.daily_cost import build_daily_report
-from ingest.models import ScrapeTarget
+from analytics.costs.models import ModelPrice, Team
+from analytics.costs.report import build_daily_report
+from analytics.runs import queries as run_queries
+from analytics.serving.models import ScrapeTarget
 from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.vllm_scrape import load_scrapes
 from tests.analytics.alerts import scenarios

@@ -8,10 +8,10 @@ import orjson
 import pytest
 from django.core.management import call_command
 
+from analytics.costs.models import ModelPrice
 from analytics.costs.price_files import SHIPPED_PRICES, read_price_file
 from analytics.costs.pricing import PriceBook
-from analytics.errors import ParameterError
-from analytics.models import ModelPrice
+from lib.errors import ParameterError
 
 LITELLM = {
     "sample_spec": {"input_cost_per_token": 0, "output_cost_per_token": 0},

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import pytest
 
+from analytics.costs.models import ModelPrice
 from analytics.costs.pricing import (
     Price,
     PriceBook,
@@ -14,7 +15,6 @@ from analytics.costs.pricing import (
     cost_usd,
     price_from_row,
 )
-from analytics.models import ModelPrice
 
 HAIKU = Price("claude-haiku-4-5", date(2025, 10, 15), 1.0, 0.1, 1.25, 2.0, 5.0)
 HAIKU_LATER = Price("claude-haiku-4-5", date(2026, 3, 1), 2.0, 0.2, 2.5, 4.0, 10.0)

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from django.test import Client
 
-from analytics.models import ModelPrice, RecipientKind, ReportDelivery, Team
+from analytics.costs.models import ModelPrice, RecipientKind, ReportDelivery, Team
 from ingest.pipelines.agent_events import ingest_body
 
 RUN = "<script>alert(1)</script>"

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from django.conf import settings
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers import agent_events as parser
 from ingest.pipelines import agent_events as pipeline
 
@@ -244,7 +244,7 @@ class TestValidation:
         self, monkeypatch: pytest.MonkeyPatch, inlined_up_to: int
     ) -> None:
         # With 0, a clean chunk is staged by the fast path alone unless an id repeats.
-        monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
+        monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", inlined_up_to)
         chunk = stage(VALID + VALID.replace(b'"w-1"', b'"w-2"') + VALID.replace(b'"e1"', b'"e2"'))
         assert chunk.rows is not None
         assert chunk.rows.column("source_line").to_pylist() == [1, 3]
@@ -288,9 +288,9 @@ class TestValidation:
         # The fast statement stops at a line that is not JSON; the chunk is then staged
         # by the statement that reads such a line as rejected, and its other lines are
         # kept whole. A clean chunk never takes that statement.
-        monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", 0)
+        monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", 0)
         statements: list[str] = []
-        copy = warehouse.copy_to_parquet
+        copy = warehouse.lake.copy_to_parquet
 
         def spy(cur: object, query: str, path: Path, params: Sequence[object] = ()) -> None:
             statements.append(
@@ -298,7 +298,7 @@ class TestValidation:
             )
             copy(cur, query, path, params)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(warehouse, "copy_to_parquet", spy)
+        monkeypatch.setattr(warehouse.lake, "copy_to_parquet", spy)
         second = VALID.replace(b'"e1"', b'"e2"')
         assert reasons(VALID + second) == [None, None]
         assert statements == ["fast"]

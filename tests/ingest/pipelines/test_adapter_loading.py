@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers.event_rows import EventRows
 from ingest.pipelines.adapter_loading import Dedup, insert_new
 

@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from analytics import warehouse
+import warehouse
 from ingest.pipelines import agent_events as pipeline
 from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from ingest.sources import files
@@ -52,7 +52,7 @@ def stray_files() -> list[str]:
 @pytest.fixture
 def staged_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chunk's events go through a staged Parquet file, however few."""
-    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", 0)
+    monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", 0)
 
 
 def test_it_loads_each_line_once_however_often_it_runs(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
     # Up to LISTED_RUNS_UP_TO runs, the stored ids are looked up in their runs' files only.
     # With 0 inlined, the chunk is staged in a file, and its ids are read from it.
     monkeypatch.setattr(pipeline, "LISTED_RUNS_UP_TO", listed_runs_up_to)
-    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
+    monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", inlined_up_to)
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_bytes(event(1) + event(2) + event(3, run="other"))
     second.write_bytes(event(2) + event(3, run="other") + event(3) + event(4, run="third"))
@@ -331,7 +331,7 @@ def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(
     one = run_agent_events([str(whole)])  # one chunk, its 248 events in memory
     rows = warehouse.fetch_all(stored, [str(whole)])
     warehouse.write(lambda cur: cur.execute("DELETE FROM events"))  # its ids, stored again
-    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
+    monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", inlined_up_to)
     many = run_agent_events([str(chunked)], chunk_bytes=2048)  # ~12 chunks, parsed ahead
     rows_many = warehouse.fetch_all(stored, [str(chunked)])
     warehouse.write(lambda cur: cur.execute("DELETE FROM events"))

@@ -18,8 +18,8 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics import warehouse
-from analytics.queries import runs
+import warehouse
+from analytics.runs import queries as runs
 from ingest.pipelines import claude_code
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.loading import IngestSummary

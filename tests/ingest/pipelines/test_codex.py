@@ -10,7 +10,7 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics import warehouse
+import warehouse
 from ingest.pipelines.codex import run_codex
 from tests.conftest import FIXTURE_ROOT
 

@@ -13,8 +13,8 @@ import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics import warehouse
-from analytics.queries import runs
+import warehouse
+from analytics.runs import queries as runs
 from ingest.git_rebuild import PlannedCommit, rebuild
 from ingest.pipelines.git import run_git
 from ingest.sources.files import SourceError

@@ -3,7 +3,7 @@
 import io
 from pathlib import Path
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers.json_lines import RawLine
 from ingest.pipelines.line_files import ingest_files, split_lines
 from ingest.pipelines.loading import IngestSummary, Position, advance_position

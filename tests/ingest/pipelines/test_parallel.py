@@ -6,7 +6,7 @@ from pathlib import Path
 import orjson
 import tiktoken
 
-from analytics import warehouse
+import warehouse
 from ingest.pipelines.parallel import run_parallel
 
 

@@ -8,7 +8,7 @@ import orjson
 import pytest
 import tiktoken
 
-from analytics import warehouse
+import warehouse
 from analytics.tokens.vocabularies import get_encoding
 from ingest.pipelines.requests import ingest_body, run_requests
 from ingest.sources.files import SourceError

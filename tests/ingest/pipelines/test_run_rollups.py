@@ -13,8 +13,8 @@ import duckdb
 import orjson
 import pytest
 
-from analytics import warehouse
-from analytics.queries import runs
+import warehouse
+from analytics.runs import queries as runs
 from ingest.pipelines import run_rollups
 from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
@@ -139,7 +139,7 @@ def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
     # (shas re-logged and first loggings replaced within it), or each in its own. Their
     # rows are inserted (kept in memory: counted by the loading thread), or staged and
     # added as files (counted where they were parsed, the counts merged at the end).
-    monkeypatch.setattr(warehouse, "INLINED_ROWS_UP_TO", inlined_up_to)
+    monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", inlined_up_to)
     new_runs: list[bool] = []
     add_to_totals = run_rollups._add_to_totals
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import orjson
 
-from analytics import warehouse
+import warehouse
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.scrape_baselines import forget_cached_states
 from ingest.pipelines.vllm_scrape import PendingScrape, collect_scrape, load_scrapes

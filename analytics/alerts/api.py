@@ -1,0 +1,310 @@
+"""Alerting endpoints of the JSON API (docs/api.md): alerts, channels, rules
+(with a preview of what a rule would have fired on), silences. Handlers parse and answer;
+rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import EmailValidator, URLValidator
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+
+from analytics.alerts import engine
+from analytics.alerts.models import AlertRule, AlertStateName, Channel, ChannelKind, Silence
+from analytics.alerts.rules import RuleError, build_rule
+from lib.durations import format_time, parse_duration, parse_time
+from lib.errors import NotFoundError, ParameterError
+
+alerts_router = Router()
+channels_router = Router()
+rules_router = Router()
+silences_router = Router()
+
+PREVIEW_MAX = timedelta(days=7)
+
+
+class AlertsIn(Schema):
+    state: str | None = None  # pending, firing or resolved; default: every non-ok alert
+
+
+class AlertOut(Schema):
+    id: int
+    rule: str
+    kind: str
+    state: str
+    since: str
+    summary: str
+    subject: str
+    value: float | None
+    evaluated_at: str
+
+
+@alerts_router.get("", response=list[AlertOut], url_name="alerts")
+def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[dict[str, Any]]:
+    """Alerts that are pending, firing or resolved (not `ok`), newest first."""
+    if params.state and params.state not in AlertStateName.values:
+        raise ParameterError(f"state must be one of {', '.join(AlertStateName.values)}")
+    return [
+        {
+            "id": s.pk,
+            "rule": s.rule.name,
+            "kind": s.rule.kind,
+            "state": s.state,
+            "since": format_time(s.since),
+            "summary": s.summary,
+            "subject": s.subject,
+            "value": s.value,
+            "evaluated_at": format_time(s.evaluated_at),
+        }
+        for s in engine.alert_states(params.state)
+    ]
+
+
+class ChannelIn(Schema):
+    name: str = Field(min_length=1, max_length=100)
+    kind: str
+    target: str = Field(min_length=1, max_length=500)
+    secret: str = Field("", max_length=200)
+
+
+class IdOut(Schema):
+    id: int
+
+
+class ChannelOut(Schema):
+    id: int
+    name: str
+    kind: str
+    target: str
+    signed: bool
+    enabled: bool
+    failing_since: str | None
+    last_error: str
+
+
+def check_channel(kind: str, target: str) -> None:
+    """A channel's target must suit its kind: a URL for webhooks, an address for e-mail."""
+    if kind not in ChannelKind.values:
+        raise ParameterError(f"kind must be one of {', '.join(ChannelKind.values)}")
+    try:
+        if kind == ChannelKind.EMAIL:
+            EmailValidator()(target)
+        else:
+            URLValidator(schemes=["http", "https"])(target)
+    except ValidationError:
+        wanted = "an e-mail address" if kind == ChannelKind.EMAIL else "an http(s) URL"
+        raise ParameterError(f"target must be {wanted}, got {target!r}") from None
+
+
+@channels_router.post("", response=IdOut, url_name="channels_create")
+def create_channel(request: HttpRequest, body: ChannelIn) -> dict[str, int]:
+    """Add a channel: `slack` (incoming webhook URL), `webhook` (JSON POST, signed with
+    `secret` when given) or `email` (an address)."""
+    check_channel(body.kind, body.target)
+    try:
+        with transaction.atomic():
+            channel = Channel.objects.create(
+                name=body.name, kind=body.kind, target=body.target, secret=body.secret
+            )
+    except IntegrityError:
+        raise ParameterError(f"a channel named {body.name!r} exists") from None
+    return {"id": channel.pk}
+
+
+@channels_router.get("", response=list[ChannelOut], url_name="channels")
+def list_channels(request: HttpRequest) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": c.pk,
+            "name": c.name,
+            "kind": c.kind,
+            "target": c.target,
+            "signed": bool(c.secret),
+            "enabled": c.enabled,
+            "failing_since": format_time(c.failing_since),
+            "last_error": c.last_error,
+        }
+        for c in Channel.objects.all()
+    ]
+
+
+class RuleIn(Schema):
+    name: str = Field(min_length=1, max_length=200)
+    kind: str
+    scope: dict[str, Any] = {}
+    threshold: float | None = None
+    for_: str | float | None = Field(None, alias="for")  # a duration or seconds; default 0
+    channels: list[int] = []
+    params: dict[str, Any] = {}
+    repeat: str | float | None = None  # reminders: a duration or seconds; 0 or "never": none
+    enabled: bool = True
+
+
+class RuleOut(Schema):
+    id: int
+    name: str
+    kind: str
+    scope: dict[str, Any]
+    threshold: float | None
+    for_seconds: int
+    params: dict[str, Any]
+    channels: list[int]
+    repeat_seconds: int
+    enabled: bool
+
+
+_NEVER = re.compile(r"^\s*(0|never|none)\s*$", re.IGNORECASE)
+
+
+def read_seconds(text: str | float | None, name: str, default: int) -> int:
+    """A duration as the API takes it: `5m`, `1h`, or a number of seconds (0 or `never`
+    for none)."""
+    if text is None or text == "":
+        return default
+    if isinstance(text, int | float):
+        if not 0 <= text < 10**9:
+            raise ParameterError(f"{name} must be a duration like 5m or seconds, got {text!r}")
+        return int(text)
+    if _NEVER.match(text):
+        return 0
+    return int(parse_duration(text, name=name).total_seconds())
+
+
+def validated_rule(body: RuleIn) -> tuple[int, int]:
+    """(for_seconds, repeat_seconds) once the rule is known to make sense (422 if not)."""
+    for_seconds = read_seconds(body.for_, "for", 0)
+    repeat_seconds = read_seconds(body.repeat, "repeat", 4 * 3600)
+    try:
+        build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
+    except RuleError as exc:
+        raise ParameterError(str(exc)) from None
+    return for_seconds, repeat_seconds
+
+
+@rules_router.post("", response=IdOut, url_name="alert_rules_create")
+def create_rule(request: HttpRequest, body: RuleIn) -> dict[str, int]:
+    """Add a rule. Kinds: preemption_rate, kv_usage, commit_stall, commit_decay,
+    error_drift, target_down, daily_spend; analytics/alerts/rules.py says what each kind's
+    threshold and params mean."""
+    for_seconds, repeat_seconds = validated_rule(body)
+    channels = list(Channel.objects.filter(pk__in=body.channels))
+    missing = sorted(set(body.channels) - {c.pk for c in channels})
+    if missing:
+        raise NotFoundError(f"unknown channel ids {missing}")
+    try:
+        with transaction.atomic():
+            rule = AlertRule.objects.create(
+                name=body.name,
+                kind=body.kind,
+                scope=body.scope,
+                threshold=body.threshold,
+                for_seconds=for_seconds,
+                params=body.params,
+                repeat_seconds=repeat_seconds,
+                enabled=body.enabled,
+                created_by=request.user if request.user.is_authenticated else None,
+            )
+            rule.channels.set(channels)
+    except IntegrityError:
+        raise ParameterError(f"a rule named {body.name!r} exists") from None
+    return {"id": rule.pk}
+
+
+def rule_out(rule: AlertRule) -> dict[str, Any]:
+    return {
+        "id": rule.pk,
+        "name": rule.name,
+        "kind": rule.kind,
+        "scope": rule.scope,
+        "threshold": rule.threshold,
+        "for_seconds": rule.for_seconds,
+        "params": rule.params,
+        "channels": [c.pk for c in rule.channels.all()],
+        "repeat_seconds": rule.repeat_seconds,
+        "enabled": rule.enabled,
+    }
+
+
+@rules_router.get("", response=list[RuleOut], url_name="alert_rules")
+def list_rules(request: HttpRequest) -> list[dict[str, Any]]:
+    return [rule_out(r) for r in AlertRule.objects.prefetch_related("channels")]
+
+
+class PreviewIn(Schema):
+    hours: float = Field(24, gt=0, le=PREVIEW_MAX.total_seconds() / 3600)
+    end: str | None = None  # RFC 3339; default now
+
+
+class IncidentOut(Schema):
+    subject: str
+    pending_at: str | None
+    fired_at: str | None
+    resolved_at: str | None
+    peak: float | None
+    summary: str
+
+
+class PreviewOut(Schema):
+    start: str
+    end: str
+    evaluations: int
+    incidents: list[IncidentOut]
+
+
+def preview_range(hours: float, end_text: str | None) -> tuple[datetime, datetime]:
+    end = parse_time(end_text, name="end") or datetime.now(UTC)
+    return end - timedelta(hours=hours), end
+
+
+@rules_router.post("/preview", response=PreviewOut, url_name="alert_rules_preview")
+def preview_rule(request: HttpRequest, body: RuleIn, params: Query[PreviewIn]) -> dict[str, Any]:
+    """What this rule (not saved) would have fired on over the last `hours` (default 24),
+    evaluated every minute as the scheduler would."""
+    for_seconds, _ = validated_rule(body)
+    rule = build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
+    return engine.preview(rule, *preview_range(params.hours, params.end))
+
+
+@rules_router.get("/{rule_id}/preview", response=PreviewOut, url_name="alert_rule_preview")
+def preview_saved_rule(
+    request: HttpRequest, rule_id: int, params: Query[PreviewIn]
+) -> dict[str, Any]:
+    rule = AlertRule.objects.filter(pk=rule_id).first()
+    if rule is None:
+        raise NotFoundError(f"unknown rule {rule_id}")
+    try:
+        compiled = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
+    except RuleError as exc:
+        raise ParameterError(str(exc)) from None
+    return engine.preview(compiled, *preview_range(params.hours, params.end))
+
+
+class SilenceIn(Schema):
+    rule: int | None = None  # a rule id; default every rule
+    subject: str = Field("", max_length=300)  # a subject or shell pattern; default every one
+    duration: str = "1h"
+    comment: str = Field("", max_length=500)
+
+
+@silences_router.post("", response=IdOut, url_name="silences_create")
+def create_silence(request: HttpRequest, body: SilenceIn) -> dict[str, int]:
+    """Hold back notifications of matching alerts for `duration` (states still change)."""
+    rule = None
+    if body.rule is not None:
+        rule = AlertRule.objects.filter(pk=body.rule).first()
+        if rule is None:
+            raise NotFoundError(f"unknown rule {body.rule}")
+    length = parse_duration(body.duration, name="duration")
+    silence = Silence.objects.create(
+        rule=rule,
+        subject=body.subject,
+        ends_at=datetime.now(UTC) + length,
+        comment=body.comment,
+        created_by=request.user if request.user.is_authenticated else None,
+    )
+    return {"id": silence.pk}

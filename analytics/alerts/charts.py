@@ -1,0 +1,84 @@
+"""The rule editor's preview timeline: what a rule would have fired on, one row per
+subject, a bar from when it fired to when it resolved (or the end of the range), its
+pending stretch before that lighter. Incidents in (analytics.alerts.engine.preview),
+a Plotly figure out; never queries, never evaluates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import plotly.graph_objects as go
+
+from analytics import charts
+from lib.durations import format_time, parse_time
+
+ROW_PX = 34  # height of one subject's row; the figure grows with the subjects
+MIN_ROWS = 3  # so one subject's bar still sits on a readable chart
+
+
+def _bar(
+    name: str, color: str, spans: Sequence[tuple[str, datetime, datetime, str]], show: bool
+) -> go.Bar:
+    """Horizontal bars on a date axis, as plotly.express.timeline draws them: `base` is the
+    start, `x` the length in milliseconds."""
+    return go.Bar(
+        name=name,
+        orientation="h",
+        y=[subject for subject, _, _, _ in spans],
+        base=[format_time(start) for _, start, _, _ in spans],
+        x=[(end - start).total_seconds() * 1000 for _, start, end, _ in spans],
+        customdata=[
+            [format_time(start), format_time(end), summary] for _, start, end, summary in spans
+        ],
+        hovertemplate=f"{name} %{{customdata[0]}} to %{{customdata[1]}}<br>%{{customdata[2]}}"
+        "<extra>%{y}</extra>",
+        marker={"color": color},
+        showlegend=show,
+    )
+
+
+def preview_timeline_figure(
+    incidents: Sequence[dict[str, Any]], start: datetime, end: datetime
+) -> go.Figure:
+    """`incidents` as engine.preview returns them (RFC 3339 strings); an incident still
+    firing at `end` runs to `end`."""
+    pending: list[tuple[str, datetime, datetime, str]] = []
+    firing: list[tuple[str, datetime, datetime, str]] = []
+    for incident in incidents:
+        fired = parse_time(incident["fired_at"])
+        if fired is None:
+            continue
+        subject, summary = incident["subject"], incident["summary"]
+        began = parse_time(incident["pending_at"])
+        if began is not None and began < fired:
+            pending.append((subject, began, fired, summary))
+        firing.append((subject, fired, parse_time(incident["resolved_at"]) or end, summary))
+    subjects = sorted({subject for subject, _, _, _ in firing}, reverse=True)
+    fig = go.Figure()
+    fig.add_trace(_bar("pending", "#fbbf77", pending, bool(pending)))
+    fig.add_trace(_bar("firing", charts.COLORS["bad"], firing, True))
+    fig.update_layout(
+        **charts.base_layout(
+            height=90 + ROW_PX * max(len(subjects), MIN_ROWS),
+            hovermode="closest",
+            barmode="overlay",
+            margin={"l": 140, "r": 20, "t": 30, "b": 40},
+            xaxis={
+                "type": "date",
+                "range": [format_time(start), format_time(end)],
+                "gridcolor": "#eef0f3",
+                "title": {"text": "UTC"},
+            },
+            yaxis={
+                "type": "category",
+                "categoryorder": "array",
+                "categoryarray": subjects,
+                "automargin": True,
+            },
+            legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        )
+    )
+    return fig

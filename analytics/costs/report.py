@@ -1,0 +1,283 @@
+"""The daily cost report: what a day cost, where it went, and whether it is drifting.
+
+Builds plain data (the JSON of GET /api/costs/daily plus the report's extras) from
+analytics.queries.costs and the price table; renders nothing and sends nothing. A model
+without a price is listed in `unpriced` and its unlogged calls add nothing to any total:
+never a silent zero. The day is a calendar day in `tz` (UTC by default).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from analytics.costs import queries
+from analytics.costs.models import GpuPrice, Team
+from analytics.costs.pricing import PriceBook, Usage, cache_savings_usd, cost_usd
+from analytics.serving import queries as serving
+from lib.errors import ParameterError
+
+TREND_DAYS = 7
+TOP_RUNS = 10
+UNKNOWN_MODEL = "(no model)"
+
+
+def read_zone(tz: str | None) -> ZoneInfo:
+    try:
+        return ZoneInfo(tz or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ParameterError(f"unknown time zone {tz!r}") from None
+
+
+def day_bounds(day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """[start, end) of a calendar day in `zone`, as UTC (23 or 25 hours across DST)."""
+    start = datetime.combine(day, time(), tzinfo=zone).astimezone(UTC)
+    end = datetime.combine(day + timedelta(days=1), time(), tzinfo=zone).astimezone(UTC)
+    return start, end
+
+
+@dataclass
+class _Totals:
+    """One group's usage (all calls and unlogged calls) and money."""
+
+    calls: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(queries.TOKEN_FIELDS, 0))
+    logged_usd: float = 0.0
+    priced_usd: float = 0.0  # unlogged calls priced from the table
+    computed_usd: float = 0.0  # every call priced from the table
+    cache_savings_usd: float = 0.0
+    unpriced_calls: int = 0
+
+    @property
+    def usd(self) -> float:
+        return self.logged_usd + self.priced_usd
+
+
+@dataclass
+class _Priced:
+    row: queries.UsageRow
+    price_model: str | None
+    usd: float | None  # None: unpriced (an unlogged call without a price)
+    computed_usd: float | None
+    savings_usd: float
+
+
+def _usage(row: queries.UsageRow) -> Usage:
+    return Usage(**{name: getattr(row, name) for name in queries.TOKEN_FIELDS})
+
+
+def _price_rows(rows: list[queries.UsageRow], book: PriceBook) -> list[_Priced]:
+    priced = []
+    for row in rows:
+        price = book.price(row.model, row.utc_day)
+        usage = _usage(row)
+        computed = cost_usd(price, usage, fast=row.fast) if price is not None else None
+        savings = cache_savings_usd(price, usage, fast=row.fast) if price is not None else 0.0
+        usd = row.logged_usd if row.logged else computed
+        priced.append(
+            _Priced(row, book.canonical(row.model) if row.model else None, usd, computed, savings)
+        )
+    return priced
+
+
+def _add(totals: _Totals, p: _Priced) -> None:
+    totals.calls += p.row.calls
+    for name in queries.TOKEN_FIELDS:
+        totals.tokens[name] += getattr(p.row, name)
+    totals.cache_savings_usd += p.savings_usd
+    if p.computed_usd is not None:
+        totals.computed_usd += p.computed_usd
+    if p.row.logged:
+        totals.logged_usd += p.row.logged_usd
+    elif p.usd is None:
+        totals.unpriced_calls += p.row.calls
+    else:
+        totals.priced_usd += p.usd
+
+
+def _money(value: float) -> float:
+    return round(value, 8)  # sub-cent: sums of many small calls stay true to the cent
+
+
+def in_team(team: Team, run: str | None, source: str | None) -> bool:
+    """A call belongs to a team when its run or its source file matches a pattern."""
+    runs = team.run_patterns or []
+    sources = team.source_patterns or []
+    return (run is not None and any(fnmatch.fnmatchcase(run, p) for p in runs)) or (
+        source is not None and any(fnmatch.fnmatchcase(source, p) for p in sources)
+    )
+
+
+def gpu_costs(day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
+    """Self-hosted serving: GPUs x price per GPU-hour x hours of the day, and per million
+    generated tokens from the scraped generation-token counter (reset-adjusted)."""
+    start, end = day_bounds(day, zone)
+    hours = (end - start).total_seconds() / 3600
+    latest: dict[str, GpuPrice] = {}
+    for price in GpuPrice.objects.filter(valid_from__lte=day).order_by("target", "valid_from"):
+        latest[price.target] = price
+    answer = []
+    for target, price in sorted(latest.items()):
+        usd = price.gpus * float(price.usd_per_gpu_hour) * hours
+        window = serving.make_window(target, start, end, 3600)
+        generated = sum(
+            p["increase"] for p in serving.counter_increase("generation_tokens", target, window)
+        )
+        answer.append(
+            {
+                "target": target,
+                "gpus": price.gpus,
+                "usd_per_gpu_hour": float(price.usd_per_gpu_hour),
+                "hours": hours,
+                "usd": _money(usd),
+                "generated_tokens": int(generated),
+                "usd_per_mtok": _money(usd / generated * 1_000_000) if generated else None,
+            }
+        )
+    return answer
+
+
+def priced_usage(
+    segments: list[queries.Segment], *, by_source: bool
+) -> list[tuple[queries.UsageRow, float]]:
+    """Each usage row (by segment, model, run and source) with its USD: the logged cost,
+    else the price table's; unpriced calls count 0. The alerts' daily-spend rule reads
+    spend through this, so it agrees with the report to the cent."""
+    rows = queries.read_usage(segments, by_run=True, by_source=by_source)
+    return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
+
+
+def _daily_usd(priced: list[_Priced]) -> dict[date, float]:
+    per_day: dict[date, float] = defaultdict(float)
+    for p in priced:
+        per_day[p.row.day] += p.usd or 0.0
+    return per_day
+
+
+def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
+    """The report for one calendar day in `tz`; see the module docstring."""
+    zone = read_zone(tz)
+    start, end = day_bounds(day, zone)
+    book = PriceBook.load()
+    teams = list(Team.objects.all())
+    # Grouping by source file costs time over millions of calls: only when a team needs it.
+    by_source = any(t.source_patterns for t in teams)
+    segments = queries.day_segments(day, day, zone)
+    today = _price_rows(queries.read_usage(segments, by_run=True, by_source=by_source), book)
+    last_week = queries.day_segments(
+        day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
+    )
+    earlier = _daily_usd(_price_rows(queries.read_usage(last_week, by_run=False), book))
+
+    by_model: dict[str, _Totals] = defaultdict(_Totals)
+    by_run: dict[str, _Totals] = defaultdict(_Totals)
+    price_names: dict[str, str | None] = {}
+    total = _Totals()
+    for p in today:
+        model = p.row.model or UNKNOWN_MODEL
+        price_names[model] = p.price_model
+        for totals in (by_model[model], by_run[p.row.run or ""], total):
+            _add(totals, p)
+
+    team_usd: dict[str, float] = defaultdict(float)
+    for p in today:
+        usd = p.usd or 0.0
+        for team in teams:
+            if in_team(team, p.row.run, p.row.source):
+                team_usd[team.name] += usd
+
+    gpu = gpu_costs(day, zone)
+    gpu_usd = sum(g["usd"] for g in gpu)
+    trend: list[dict[str, Any]] = []
+    for offset in range(TREND_DAYS, 0, -1):
+        d = day - timedelta(days=offset)
+        trend.append({"date": d.isoformat(), "usd": _money(earlier.get(d, 0.0))})
+    previous = earlier.get(day - timedelta(days=1), 0.0)
+    week = [earlier.get(day - timedelta(days=n), 0.0) for n in range(1, TREND_DAYS + 1)]
+    mean_7d = sum(week) / TREND_DAYS
+    run_rows: list[dict[str, Any]] = [
+        {"run": run, "usd": _money(t.usd), "calls": t.calls, "unpriced_calls": t.unpriced_calls}
+        for run, t in sorted(by_run.items(), key=lambda item: (-item[1].usd, item[0]))
+    ]
+    return {
+        "date": day.isoformat(),
+        "tz": zone.key,
+        "start": start,
+        "end": end,
+        "total_usd": _money(total.usd + gpu_usd),
+        "api_usd": _money(total.usd),
+        "gpu_usd": _money(gpu_usd),
+        "logged_usd": _money(total.logged_usd),
+        "computed_usd": _money(total.computed_usd),
+        "cache_savings_usd": _money(total.cache_savings_usd),
+        "calls": total.calls,
+        "by_model": sorted(
+            (
+                {
+                    "model": model,
+                    "priced_as": price_names[model],
+                    "calls": t.calls,
+                    "input_tokens": t.tokens["input_tokens"],
+                    "cached_input_tokens": t.tokens["cached_input_tokens"],
+                    "cache_write_tokens": t.tokens["cache_write_tokens"],
+                    "output_tokens": t.tokens["output_tokens"],
+                    "usd": _money(t.usd),
+                    "logged_usd": _money(t.logged_usd),
+                    "computed_usd": _money(t.computed_usd) if price_names[model] else None,
+                    "cache_savings_usd": _money(t.cache_savings_usd),
+                    "unpriced_calls": t.unpriced_calls,
+                }
+                for model, t in by_model.items()
+            ),
+            key=lambda r: (-r["usd"], r["model"]),
+        ),
+        "by_run": run_rows,
+        "top_runs": run_rows[:TOP_RUNS],
+        "by_team": [
+            {
+                "team": t.name,
+                "usd": _money(team_usd.get(t.name, 0.0)),
+                "daily_budget_usd": (
+                    float(t.daily_budget_usd) if t.daily_budget_usd is not None else None
+                ),
+            }
+            for t in teams
+        ],
+        "gpu": gpu,
+        "unpriced": sorted(m for m, t in by_model.items() if t.unpriced_calls),
+        "previous_day_usd": _money(previous),
+        "change_usd": _money(total.usd - previous),
+        "change_pct": _money((total.usd - previous) / previous * 100) if previous else None,
+        "trend": trend,
+        "mean_7d_usd": _money(mean_7d),
+    }
+
+
+def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict[str, Any]:
+    """API spend per day for the `days` days ending on `last_day`, by model and by run
+    (unpriced calls add nothing; their models are listed)."""
+    zone = read_zone(tz)
+    first_day = last_day - timedelta(days=days - 1)
+    segments = queries.day_segments(first_day, last_day, zone)
+    priced = _price_rows(queries.read_usage(segments, by_run=True), PriceBook.load())
+    day_list = [first_day + timedelta(days=n) for n in range(days)]
+    index = {d: n for n, d in enumerate(day_list)}
+    by_model: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
+    by_run: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
+    unpriced: set[str] = set()
+    for p in priced:
+        model = p.row.model or UNKNOWN_MODEL
+        if p.usd is None:
+            unpriced.add(model)
+        by_model[model][index[p.row.day]] += p.usd or 0.0
+        by_run[p.row.run or ""][index[p.row.day]] += p.usd or 0.0
+    return {
+        "days": day_list,
+        "by_model": dict(by_model),
+        "by_run": dict(by_run),
+        "unpriced": sorted(unpriced),
+    }

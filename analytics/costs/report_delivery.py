@@ -1,0 +1,117 @@
+"""Sends the daily cost report to every enabled recipient and records each attempt.
+
+E-mail: the HTML report (charts as bar tables) with a plain-text part and the CSV
+attached, through Django's configured e-mail backend. Webhooks: a Slack-compatible
+`{"text": ...}` POST through ingest.sources.http (the one outbound HTTP module). Every
+attempt is a ReportDelivery row, failures included; a recipient that already received a
+day's report is skipped, so a repeated task never sends twice, and one that failed
+MAX_ATTEMPTS times for a day is given up on for that day.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+
+from analytics.costs import report_formats as formats
+from analytics.costs.models import RecipientKind, ReportDelivery, ReportRecipient
+from analytics.costs.report import build_daily_report
+from analytics.templatetags.humanize_usd import usd
+from lib import http
+
+# The beat task runs every quarter hour after the report time: a failing recipient is
+# retried on the next ticks, at most this many times per day.
+MAX_ATTEMPTS = 3
+
+
+class DeliveryError(RuntimeError):
+    """Sending failed; the message is one line."""
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    """A few lines for webhooks and the plain-text part of the e-mail."""
+    lines = [
+        f"Fleetscope costs for {report['date']} ({report['tz']}): {usd(report['total_usd'])}"
+        f" (API {usd(report['api_usd'])}, GPUs {usd(report['gpu_usd'])})",
+        f"Day over day: {usd(report['change_usd'])}; 7-day mean {usd(report['mean_7d_usd'])};"
+        f" cache savings {usd(report['cache_savings_usd'])}",
+    ]
+    for m in report["by_model"][:5]:
+        lines.append(f"  {m['model']}: {usd(m['usd'])} ({m['calls']} calls)")
+    for r in report["top_runs"][:5]:
+        lines.append(f"  run {r['run']}: {usd(r['usd'])}")
+    if report["unpriced"]:
+        lines.append("Unpriced models (not in any total): " + ", ".join(report["unpriced"]))
+    return "\n".join(lines)
+
+
+def send_email(report: dict[str, Any], address: str) -> None:
+    message = EmailMultiAlternatives(
+        subject=f"Fleetscope cost report {report['date']}: {usd(report['total_usd'])}",
+        body=summary_text(report),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[address],
+    )
+    message.attach_alternative(formats.to_html(report), "text/html")
+    message.attach(f"fleetscope-costs-{report['date']}.csv", formats.to_csv(report), "text/csv")
+    try:
+        message.send(fail_silently=False)
+    except OSError as exc:  # smtplib's errors are OSErrors too
+        raise DeliveryError(f"{exc.__class__.__name__}: {exc}") from None
+
+
+def send_webhook(report: dict[str, Any], url: str) -> None:
+    try:
+        http.post_json(url, orjson.dumps({"text": summary_text(report)}))
+    except http.FetchError as exc:
+        raise DeliveryError(str(exc)) from None
+
+
+_SENDERS = {RecipientKind.EMAIL: send_email, RecipientKind.WEBHOOK: send_webhook}
+
+
+@dataclass
+class DeliveryOutcome:
+    sent: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+def deliver_report(day: date, tz: str | None = None) -> DeliveryOutcome:
+    """Build the day's report once and send it to each enabled recipient not yet served."""
+    outcome = DeliveryOutcome()
+    pending = []
+    for recipient in ReportRecipient.objects.filter(enabled=True):
+        attempts = ReportDelivery.objects.filter(
+            report_date=day, kind=recipient.kind, target=recipient.target
+        )
+        if attempts.filter(ok=True).exists() or attempts.count() >= MAX_ATTEMPTS:
+            outcome.skipped += 1
+        else:
+            pending.append(recipient)
+    if not pending:
+        return outcome
+    report = build_daily_report(day, tz)
+    for recipient in pending:
+        error = ""
+        try:
+            _SENDERS[RecipientKind(recipient.kind)](report, recipient.target)
+        except DeliveryError as exc:
+            error = str(exc)[:1000]
+        ReportDelivery.objects.create(
+            report_date=day,
+            kind=recipient.kind,
+            target=recipient.target,
+            ok=not error,
+            error=error,
+        )
+        if error:
+            outcome.failed += 1
+        else:
+            outcome.sent += 1
+    return outcome

@@ -1,1 +1,0 @@
-"""Reports built from queries: data only; templates and delivery render and send them."""

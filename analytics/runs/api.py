@@ -1,0 +1,300 @@
+"""Runs endpoints of the JSON API (docs/api.md). Handlers parse parameters and
+call analytics.queries.runs; they never write SQL."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from analytics.runs import details as run_details
+from analytics.runs import queries
+from lib.durations import format_time, parse_bucket_seconds, parse_duration, parse_time
+
+router = Router()
+
+
+class RunOut(Schema):
+    run: str
+    first_ts: str
+    last_ts: str
+    agents: int
+    events: int
+    commits: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    source_kind: str
+
+
+class CommitPoint(Schema):
+    t: str
+    commits: int
+
+
+class CommitRateOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[CommitPoint]
+    total: int
+    peak: CommitPoint | None
+
+
+class StallOut(Schema):
+    start: str
+    end: str
+    minutes: float
+    busy_events: int
+
+
+class CurrentStallOut(Schema):
+    since: str
+    minutes: float
+
+
+class StallsOut(Schema):
+    run: str
+    min_gap_seconds: int
+    stalls: list[StallOut]
+    current: CurrentStallOut | None
+
+
+class ErrorPoint(Schema):
+    t: str
+    attempts: int
+    errors: int
+    rate: float
+
+
+class DriftOut(Schema):
+    trend: str
+    slope_per_hour: float | None
+    p_value: float | None
+    buckets: int
+    min_buckets: int
+    alpha: float
+
+
+class ErrorRateOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[ErrorPoint]
+    drift: DriftOut
+
+
+class AgentOut(Schema):
+    agent: str
+    parent: str | None
+    role: str | None
+    events: int
+    commits: int
+    errors: int
+    attempts: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    first_ts: str | None
+    last_ts: str | None
+
+
+def _window(start: str | None, end: str | None) -> queries.TimeRange:
+    return queries.TimeRange(parse_time(start, name="start"), parse_time(end, name="end"))
+
+
+def _times(value: Any) -> Any:
+    """Datetimes -> RFC 3339 UTC strings, recursively, as every answer spells them."""
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, dict):
+        return {k: _times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_times(v) for v in value]
+    return value
+
+
+@router.get("", response=list[RunOut], summary="Runs with their totals")
+def list_runs(request: HttpRequest) -> Any:
+    return _times(queries.list_runs())
+
+
+@router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")
+def commit_rate(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    return _times(queries.commit_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+
+
+@router.get("/{path:run}/stalls", response=StallsOut, summary="Commit stalls")
+def stalls(
+    request: HttpRequest,
+    run: str,
+    min_gap: str = "30m",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    gap = parse_duration(min_gap, name="min_gap")
+    return _times(queries.stalls(run, gap, _window(start, end)))
+
+
+@router.get("/{path:run}/error-rate", response=ErrorRateOut, summary="Error rate and drift")
+def error_rate(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    return _times(queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+
+
+class EventKindOut(Schema):
+    kind: str
+    events: int
+
+
+@router.get("/{path:run}/event-kinds", response=list[EventKindOut], summary="Events per kind")
+def event_kinds(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return queries.event_kinds(run, _window(start, end))
+
+
+@router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
+def agents(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return _times(queries.agents(run, _window(start, end)))
+
+
+# --- what the log adapters add: sources, tools, tokens by model, commits per agent --------
+
+
+class SourceOut(Schema):
+    source_kind: str
+    sources: int
+    events: int
+    first_ts: str
+    last_ts: str
+
+
+class ToolOut(Schema):
+    tool: str | None
+    calls: int
+    answered: int
+    errors: int
+    error_rate: float | None
+    mean_duration_ms: float | None
+    agents: int
+
+
+class ToolsOut(Schema):
+    run: str
+    calls: int
+    answered: int
+    errors: int
+    error_rate: float | None
+    tools: list[ToolOut]
+
+
+class ModelOut(Schema):
+    model: str
+    calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    cache_write_5m_tokens: int | None
+    cache_write_1h_tokens: int | None
+    output_tokens: int
+    reasoning_output_tokens: int | None
+    cost_usd: float | None
+    total_tokens: int
+
+
+class AgentCommitsOut(Schema):
+    agent: str
+    commits: int
+    claims: int
+    work: int
+    files: int
+    insertions: int
+    deletions: int
+    first_ts: str
+    last_ts: str
+
+
+class WorkClaimsPoint(Schema):
+    t: str
+    work: int
+    claims: int
+
+
+class WorkClaimsOut(Schema):
+    run: str
+    bucket_seconds: int
+    points: list[WorkClaimsPoint]
+    work: int
+    claims: int
+
+
+@router.get(
+    "/{path:run}/work-and-claims",
+    response=WorkClaimsOut,
+    url_name="run_work_and_claims",
+    summary="Commits per bucket, work apart from task claims",
+)
+def work_and_claims(
+    request: HttpRequest,
+    run: str,
+    bucket: str = "1h",
+    start: str | None = None,
+    end: str | None = None,
+) -> Any:
+    seconds = parse_bucket_seconds(bucket)
+    return _times(run_details.work_and_claims(run, seconds, _window(start, end)))
+
+
+@router.get(
+    "/{path:run}/sources",
+    response=list[SourceOut],
+    url_name="run_sources",
+    summary="Where the run's events came from",
+)
+def sources(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return _times(run_details.sources(run, _window(start, end)))
+
+
+@router.get(
+    "/{path:run}/tools",
+    response=ToolsOut,
+    url_name="run_tools",
+    summary="Tool calls and errors by tool",
+)
+def tools(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return run_details.tools(run, _window(start, end))
+
+
+@router.get(
+    "/{path:run}/models", response=list[ModelOut], url_name="run_models", summary="Tokens by model"
+)
+def models(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+    return run_details.models(run, _window(start, end))
+
+
+@router.get(
+    "/{path:run}/commits-by-agent",
+    response=list[AgentCommitsOut],
+    url_name="run_commits_by_agent",
+    summary="Commits per agent, task claims apart from work",
+)
+def commits_by_agent(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> Any:
+    return _times(run_details.commits_by_agent(run, _window(start, end)))

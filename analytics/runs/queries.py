@@ -1,0 +1,465 @@
+"""Questions about agent runs, answered per docs/agent-events.md.
+
+One function per question; SQL lives here as module constants with bound parameters.
+Every function takes an optional [start, end) range (aware UTC datetimes) and returns
+plain Python values with aware UTC datetimes. Commits are deduplicated by sha per run
+(counted once, at the time first logged) everywhere: as commits and as attempts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import warehouse
+from lib.errors import NotFoundError, ParameterError
+
+MAX_BUCKETS = 20_000
+# Drift is decided by the p-value alone, at a strict level: a flat run scanned often must
+# rarely be called drifting. Up to this many buckets the p-value is exact (the
+# distribution of Mann-Kendall's S over every order of the rates); above it, the normal
+# approximation with the ties correction.
+DRIFT_ALPHA = 0.01
+DRIFT_EXACT_MAX_BUCKETS = 10
+
+# Events of one run in [start, end), with repeated commit shas dropped (the first logged
+# instance stays). `kind` folds unknown event kinds into `other`.
+_RUN_EVENTS = """
+WITH raw AS (
+    SELECT * FROM events
+    WHERE run = $run
+      AND ($start::TIMESTAMPTZ IS NULL OR ts >= $start)
+      AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
+),
+deduped AS (
+    SELECT * FROM raw WHERE event <> 'commit' OR commit_sha IS NULL
+    UNION ALL
+    SELECT * FROM raw WHERE event = 'commit' AND commit_sha IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY commit_sha ORDER BY ts, source, source_line) = 1
+),
+run_events AS (
+    SELECT *,
+           event = 'commit' AND ok IS DISTINCT FROM false AS is_commit,
+           event IN ('tool_call', 'llm_call', 'commit', 'push') AS is_attempt,
+           event = 'error'
+             OR (event IN ('tool_call', 'llm_call', 'commit', 'push') AND ok = false) AS is_error
+    FROM deduped
+)
+"""
+
+# The contract's event kinds; any other kind is kept and counted as `other`.
+KNOWN_KINDS = (
+    "spawn",
+    "task",
+    "llm_call",
+    "tool_call",
+    "commit",
+    "push",
+    "handoff",
+    "error",
+    "summary",
+    "stop",
+)
+
+EVENT_KINDS_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT CASE WHEN list_contains($known, event) THEN event ELSE 'other' END AS kind,
+       count(*) AS events
+FROM run_events
+GROUP BY ALL
+ORDER BY events DESC, kind
+"""
+)
+
+RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
+
+# Totals per run, kept at ingest by ingest/pipelines/run_rollups.py as rows to add up
+# (commits deduplicated by sha: the first logged instance stays, and its `ok` decides
+# whether it landed or failed; every other event counts as logged).
+RUNS_SQL = """
+WITH totals AS (
+    SELECT run,
+           min(first_ts) AS first_ts,
+           max(last_ts) AS last_ts,
+           sum(agents)::BIGINT AS agents,
+           sum(events)::BIGINT AS events,
+           sum(commits)::BIGINT AS commits,
+           sum(errors)::BIGINT AS errors,
+           sum(input_tokens)::BIGINT AS input_tokens,
+           sum(output_tokens)::BIGINT AS output_tokens,
+           min(source_kind) AS source_kind
+    FROM run_rollups
+    GROUP BY run
+)
+SELECT * FROM totals ORDER BY last_ts DESC, run
+"""
+
+RUN_RANGE_SQL = """
+SELECT min(ts) AS first_ts, max(ts) AS last_ts FROM events
+WHERE run = $run
+  AND ($start::TIMESTAMPTZ IS NULL OR ts >= $start)
+  AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
+"""
+
+# Buckets are aligned to the Unix epoch: floor(epoch / width) * width.
+COMMIT_RATE_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT (floor(epoch(ts) / $bucket) * $bucket)::BIGINT AS bucket_epoch, count(*) AS commits
+FROM run_events
+WHERE is_commit
+GROUP BY ALL
+"""
+)
+
+ERROR_RATE_SQL = (
+    _RUN_EVENTS
+    + """
+SELECT (floor(epoch(ts) / $bucket) * $bucket)::BIGINT AS bucket_epoch,
+       count(*) FILTER (WHERE is_attempt) AS attempts,
+       count(*) FILTER (WHERE is_error) AS errors
+FROM run_events
+GROUP BY ALL
+"""
+)
+
+# Consecutive commits at least min_gap apart and, for each gap, how many other events were
+# logged strictly inside it: each such event is matched (ASOF) to the last gap starting
+# before it and kept when it is also before that gap's end. Only events between the first
+# gap's start and the last gap's end are matched, so a run without stalls sorts nothing.
+# Gaps are compared in microseconds: subtracting TIMESTAMPTZs goes through the ICU
+# calendar, about 5 us a row. One row per gap, each with the run's last commit, first
+# and last event (for the current stall); one row with no gap when there is none.
+STALLS_SQL = (
+    _RUN_EVENTS
+    + """,
+commits AS (
+    SELECT ts, lag(ts) OVER (ORDER BY ts) AS previous FROM run_events WHERE is_commit
+),
+gaps AS (
+    SELECT previous AS gap_start, ts AS gap_end FROM commits
+    WHERE previous IS NOT NULL
+      AND epoch_us(ts) - epoch_us(previous) >= ($min_gap * 1000000)::BIGINT
+),
+busy AS (
+    SELECT g.gap_start, g.gap_end, count(*) AS busy_events
+    FROM (
+        SELECT ts FROM run_events
+        WHERE NOT is_commit
+          AND ts > (SELECT min(gap_start) FROM gaps)
+          AND ts < (SELECT max(gap_end) FROM gaps)
+    ) AS e
+    ASOF JOIN gaps AS g ON e.ts > g.gap_start
+    WHERE e.ts < g.gap_end
+    GROUP BY g.gap_start, g.gap_end
+),
+ends AS (
+    SELECT max(ts) FILTER (WHERE is_commit) AS last_commit,
+           min(ts) AS first_event,
+           max(ts) AS last_event
+    FROM run_events
+)
+SELECT g.gap_start, g.gap_end, coalesce(b.busy_events, 0) AS busy_events,
+       s.last_commit, s.first_event, s.last_event
+FROM ends AS s
+LEFT JOIN (gaps AS g LEFT JOIN busy AS b USING (gap_start, gap_end)) ON true
+ORDER BY g.gap_start
+"""
+)
+
+AGENTS_SQL = (
+    _RUN_EVENTS
+    + """,
+figures AS (
+    -- One pass over the run's events (two, one for the links and one for the figures,
+    -- took 155-184 ms against 120-127 for a 500,000-event run). A spawn event is
+    -- authoritative for an agent's parent and role; otherwise the first event that
+    -- names them.
+    SELECT agent,
+           arg_min(parent, (event <> 'spawn', ts, source_line))
+               FILTER (WHERE parent IS NOT NULL) AS parent,
+           arg_min(role, (event <> 'spawn', ts, source_line))
+               FILTER (WHERE role IS NOT NULL) AS role,
+           count(*) AS events,
+           count(*) FILTER (WHERE is_commit) AS commits,
+           count(*) FILTER (WHERE is_error) AS errors,
+           count(*) FILTER (WHERE is_attempt) AS attempts,
+           coalesce(sum(input_tokens), 0) AS input_tokens,
+           coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
+           coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
+           coalesce(sum(output_tokens), 0) AS output_tokens,
+           sum(cost_usd) AS cost_usd,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts
+    FROM run_events
+    GROUP BY agent
+),
+named_parents AS (
+    SELECT DISTINCT parent AS agent FROM figures
+    WHERE parent IS NOT NULL AND parent NOT IN (SELECT agent FROM figures)
+)
+SELECT agent, parent, role, events, commits, errors, attempts,
+       input_tokens, cached_input_tokens, cache_write_tokens, output_tokens,
+       cost_usd, first_ts, last_ts
+FROM figures
+UNION ALL
+SELECT agent, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL FROM named_parents
+ORDER BY agent
+"""
+)
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.start and self.end and self.start >= self.end:
+            raise ParameterError("start must be before end")
+
+    def params(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end}
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _from_epoch(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def ensure_run(run: str) -> None:
+    if warehouse.fetch_one(RUN_EXISTS_SQL, [run]) is None:
+        raise NotFoundError(f"unknown run {run!r}")
+
+
+def list_runs() -> list[dict[str, Any]]:
+    rows = warehouse.fetch_all(RUNS_SQL)
+    for row in rows:
+        row["first_ts"] = _utc(row["first_ts"])
+        row["last_ts"] = _utc(row["last_ts"])
+    return rows
+
+
+def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
+    """First and last bucket (epoch seconds) covering the window, or the run's own range."""
+    row = warehouse.fetch_one(RUN_RANGE_SQL, {"run": run, **window.params()})
+    first = window.start or (row["first_ts"] if row else None)
+    last = (
+        (window.end - timedelta(microseconds=1))
+        if window.end
+        else (row["last_ts"] if row else None)
+    )
+    if first is None or last is None:
+        return None
+    first_bucket = math.floor(first.timestamp() / bucket_seconds) * bucket_seconds
+    last_bucket = math.floor(last.timestamp() / bucket_seconds) * bucket_seconds
+    if (last_bucket - first_bucket) // bucket_seconds + 1 > MAX_BUCKETS:
+        raise ParameterError(
+            f"that range holds more than {MAX_BUCKETS} buckets: choose a wider bucket"
+        )
+    return first_bucket, last_bucket
+
+
+def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    ensure_run(run)
+    span = _bucket_range(run, window, bucket_seconds)
+    counts = {
+        int(r["bucket_epoch"]): int(r["commits"])
+        for r in warehouse.fetch_all(
+            COMMIT_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
+        )
+    }
+    points: list[dict[str, Any]] = []
+    if span is not None:
+        for epoch in range(span[0], span[1] + 1, bucket_seconds):
+            points.append({"t": _from_epoch(epoch), "commits": counts.get(epoch, 0)})
+    # The busiest bucket; the earliest one when several tie.
+    peak = max(points, key=lambda p: (p["commits"], -p["t"].timestamp()), default=None)
+    return {
+        "run": run,
+        "bucket_seconds": bucket_seconds,
+        "points": points,
+        "total": sum(p["commits"] for p in points),
+        "peak": peak,
+    }
+
+
+def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    ensure_run(run)
+    span = _bucket_range(run, window, bucket_seconds)
+    rows = {
+        int(r["bucket_epoch"]): (int(r["attempts"]), int(r["errors"]))
+        for r in warehouse.fetch_all(
+            ERROR_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
+        )
+    }
+    points = []
+    if span is not None:
+        for epoch in range(span[0], span[1] + 1, bucket_seconds):
+            attempts, errors = rows.get(epoch, (0, 0))
+            points.append(
+                {
+                    "t": _from_epoch(epoch),
+                    "attempts": attempts,
+                    "errors": errors,
+                    "rate": errors / attempts if attempts else 0.0,
+                }
+            )
+    return {"run": run, "bucket_seconds": bucket_seconds, "points": points, "drift": drift(points)}
+
+
+def drift(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mann-Kendall trend test of rate against time and the Theil-Sen slope, over buckets
+    that had attempts (an empty bucket has no rate). `min_buckets` is the fewest buckets
+    with which any trend can reach p < alpha (6 at 0.01: 5 buckets never can)."""
+    measured = [p for p in points if p["attempts"] > 0]
+    result: dict[str, Any] = {
+        "trend": "flat",
+        "slope_per_hour": None,
+        "p_value": None,
+        "buckets": len(measured),
+        "min_buckets": _fewest_buckets_for(DRIFT_ALPHA),
+        "alpha": DRIFT_ALPHA,
+    }
+    if len(measured) < 3:
+        return result
+    hours = [p["t"].timestamp() / 3600 for p in measured]
+    rates = [p["rate"] for p in measured]
+    if len(set(rates)) == 1:
+        result.update(slope_per_hour=0.0, p_value=1.0)
+        return result
+    from scipy import stats  # here, not at the top: importing it costs every command ~1 s
+
+    s, p_value = mann_kendall(rates)
+    result["slope_per_hour"] = float(stats.theilslopes(rates, hours).slope)
+    result["p_value"] = p_value
+    if p_value < DRIFT_ALPHA:
+        result["trend"] = "rising" if s > 0 else "falling"
+    return result
+
+
+def mann_kendall(values: list[float]) -> tuple[int, float]:
+    """Mann-Kendall's S of values in time order and its two-sided p-value, P(|S| >= |s|):
+    exact up to DRIFT_EXACT_MAX_BUCKETS values (ties included: S over every distinct order
+    of the same values), else the normal approximation with the ties correction of the
+    variance and a continuity correction (Hirsch, Slack and Smith 1982)."""
+    n = len(values)
+    s = sum(
+        (values[j] > values[i]) - (values[j] < values[i])
+        for i in range(n - 1)
+        for j in range(i + 1, n)
+    )
+    ties = list(Counter(values).values())
+    if n <= DRIFT_EXACT_MAX_BUCKETS:
+        return s, _exact_p(n, ties, s)
+    variance = (n * (n - 1) * (2 * n + 5) - sum(t * (t - 1) * (2 * t + 5) for t in ties)) / 18
+    z = 0.0 if s == 0 else (s - math.copysign(1, s)) / math.sqrt(variance)
+    return s, math.erfc(abs(z) / math.sqrt(2))
+
+
+def _exact_p(n: int, ties: list[int], s: int) -> float:
+    """P(|S| >= |s|) when every distinct order of the values is equally likely. S is the
+    untied pairs minus twice the inversions, and the inversions of a multiset's orders
+    are counted by the q-multinomial coefficient [n]_q! / prod [t]_q! (MacMahon)."""
+    inversions = _q_factorial(n)
+    for t in ties:
+        inversions = _divide_exactly(inversions, _q_factorial(t))
+    untied_pairs = n * (n - 1) // 2 - sum(t * (t - 1) // 2 for t in ties)
+    total = sum(inversions)
+    extreme = sum(c for k, c in enumerate(inversions) if abs(untied_pairs - 2 * k) >= abs(s))
+    return extreme / total
+
+
+def _q_factorial(n: int) -> list[int]:
+    """Coefficients of [n]_q! = prod over k <= n of (1 + q + ... + q^(k-1))."""
+    poly = [1]
+    for k in range(2, n + 1):
+        out = [0] * (len(poly) + k - 1)
+        for i, c in enumerate(poly):
+            for j in range(k):
+                out[i + j] += c
+        poly = out
+    return poly
+
+
+def _divide_exactly(dividend: list[int], divisor: list[int]) -> list[int]:
+    """dividend / divisor for integer polynomials that divide exactly (leading coefficient 1)."""
+    rest = list(dividend)
+    quotient = [0] * (len(dividend) - len(divisor) + 1)
+    for i in range(len(quotient) - 1, -1, -1):
+        c = rest[i + len(divisor) - 1]
+        quotient[i] = c
+        for j, d in enumerate(divisor):
+            rest[i + j] -= c * d
+    return quotient
+
+
+def _fewest_buckets_for(alpha: float) -> int:
+    """The fewest untied buckets whose most extreme S has an exact p-value below alpha."""
+    n = 3
+    while 2 / math.factorial(n) >= alpha:
+        n += 1
+    return n
+
+
+def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dict[str, Any]:
+    """Gaps of at least `min_gap` between consecutive commits while the run kept logging
+    other events, and the current stall: the time from the last commit to the run's last
+    event, when that is at least `min_gap` (a run measured by its own log, not the clock)."""
+    ensure_run(run)
+    params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
+    rows = warehouse.fetch_all(STALLS_SQL, params)
+    found = [
+        {
+            "start": _utc(r["gap_start"]),
+            "end": _utc(r["gap_end"]),
+            "minutes": (r["gap_end"] - r["gap_start"]).total_seconds() / 60,
+            "busy_events": int(r["busy_events"]),
+        }
+        for r in rows
+        if r["gap_start"] is not None and r["busy_events"] > 0
+    ]
+    row = rows[0]
+    current = None
+    if row["last_event"] is not None:
+        since = row["last_commit"] or row["first_event"]
+        idle = row["last_event"] - since
+        if idle >= min_gap and row["last_event"] > since:
+            current = {"since": _utc(since), "minutes": idle.total_seconds() / 60}
+    return {
+        "run": run,
+        "min_gap_seconds": int(min_gap.total_seconds()),
+        "stalls": found,
+        "current": current,
+    }
+
+
+def agents(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+    ensure_run(run)
+    rows = warehouse.fetch_all(AGENTS_SQL, {"run": run, **window.params()})
+    for row in rows:
+        row["first_ts"] = _utc(row["first_ts"])
+        row["last_ts"] = _utc(row["last_ts"])
+        row["cost_usd"] = float(row["cost_usd"]) if row["cost_usd"] is not None else None
+    return rows
+
+
+def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+    """Events per kind (commits deduplicated by sha); unknown kinds fold into `other`."""
+    ensure_run(run)
+    params = {"run": run, "known": list(KNOWN_KINDS), **window.params()}
+    return warehouse.fetch_all(EVENT_KINDS_SQL, params)
+
+
+def run_summary(run: str) -> dict[str, Any]:
+    for row in list_runs():
+        if row["run"] == run:
+            return row
+    raise NotFoundError(f"unknown run {run!r}")

@@ -1,0 +1,108 @@
+"""Where each run stands, for the runs list and the run page's badge: finished, stalled,
+active or idle, plus the attempts behind its error rate.
+
+Definitions follow docs/agent-events.md as analytics.queries.runs reads it:
+commits deduplicated by sha (counted at their first logging); the current stall is the
+time from the last commit (or the first event, before any) to the run's last event, when
+that reaches `min_gap`. A run is finished when an agent with no parent (the root) logged
+`stop`; active when it logged anything within ACTIVE_WINDOW of now; otherwise idle.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+import warehouse
+
+ACTIVE_WINDOW = timedelta(minutes=15)
+
+RUN_STATUS_SQL = """
+WITH run_events AS (
+    SELECT * FROM events WHERE $run::VARCHAR IS NULL OR run = $run
+),
+commit_times AS (
+    SELECT run, min(ts) AS ts FROM run_events
+    WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NOT NULL
+    GROUP BY run, commit_sha
+    UNION ALL
+    SELECT run, ts FROM run_events
+    WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NULL
+),
+last_commits AS (
+    SELECT run, max(ts) AS last_commit FROM commit_times GROUP BY run
+),
+parented AS (
+    SELECT DISTINCT run, agent FROM run_events WHERE parent IS NOT NULL
+),
+root_stops AS (
+    SELECT e.run, max(e.ts) AS stopped_at
+    FROM run_events AS e ANTI JOIN parented AS p ON e.run = p.run AND e.agent = p.agent
+    WHERE e.event = 'stop'
+    GROUP BY e.run
+),
+totals AS (
+    -- A commit sha logged again is one attempt, as everywhere else.
+    SELECT run, min(ts) AS first_ts, max(ts) AS last_ts,
+           count(*) FILTER (WHERE event IN ('tool_call', 'llm_call', 'commit', 'push'))
+             - (count(commit_sha) FILTER (WHERE event = 'commit')
+                - count(DISTINCT commit_sha) FILTER (WHERE event = 'commit')) AS attempts
+    FROM run_events
+    GROUP BY run
+)
+SELECT t.run, t.first_ts, t.last_ts, t.attempts, c.last_commit, s.stopped_at
+FROM totals AS t
+LEFT JOIN last_commits AS c USING (run)
+LEFT JOIN root_stops AS s USING (run)
+ORDER BY t.run
+"""
+
+
+class RunState(StrEnum):
+    FINISHED = "finished"
+    STALLED = "stalled"
+    ACTIVE = "active"
+    IDLE = "idle"
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def run_statuses(
+    min_gap: timedelta = timedelta(minutes=30),
+    *,
+    run: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, dict[str, Any]]:
+    """run -> {state, first_ts, last_ts, attempts, last_commit, stopped_at, stalled_since,
+    stalled_minutes}; only `run` when given."""
+    now = now or datetime.now(UTC)
+    statuses = {}
+    for row in warehouse.fetch_all(RUN_STATUS_SQL, {"run": run}):
+        first_ts, last_ts = _utc(row["first_ts"]), _utc(row["last_ts"])
+        last_commit, stopped_at = _utc(row["last_commit"]), _utc(row["stopped_at"])
+        assert first_ts is not None and last_ts is not None
+        since = last_commit or first_ts
+        idle = last_ts - since
+        stalled = idle >= min_gap and last_ts > since
+        if stopped_at is not None:
+            state = RunState.FINISHED
+        elif stalled:
+            state = RunState.STALLED
+        elif now - last_ts <= ACTIVE_WINDOW:
+            state = RunState.ACTIVE
+        else:
+            state = RunState.IDLE
+        statuses[row["run"]] = {
+            "state": state,
+            "first_ts": first_ts,
+            "last_ts": last_ts,
+            "attempts": int(row["attempts"]),
+            "last_commit": last_commit,
+            "stopped_at": stopped_at,
+            "stalled_since": since if stalled else None,
+            "stalled_minutes": idle.total_seconds() / 60 if stalled else None,
+        }
+    return statuses

@@ -1,0 +1,216 @@
+"""Tokens endpoints of the JSON API (docs/api.md): count a text, the tax
+table, traffic by language, and where provider usage disagrees with our counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from analytics.tokens import queries
+from analytics.tokens import report as tokens_report
+from analytics.tokens.counting import count_text, split_tokens
+from analytics.tokens.languages import detect_language
+from analytics.tokens.vocabularies import AVAILABLE_ENCODINGS, configured_encodings
+from lib.durations import format_time, parse_time
+from lib.errors import ParameterError
+
+router = Router()
+
+MAX_COUNT_CHARS = 1_000_000
+MAX_PIECES_CHARS = 100_000  # splitting for display sends every token back: keep it small
+
+
+class CountIn(Schema):
+    text: str
+    encodings: list[str] | None = None  # default: the configured encodings
+    pieces: bool = False  # also return the text cut into its tokens, per encoding
+
+
+class PieceOut(Schema):
+    text: str
+    ids: list[int]
+
+
+class CountOut(Schema):
+    counts: dict[str, int]
+    language: str | None
+    chars: int
+    bytes: int
+    pieces: dict[str, list[PieceOut]] | None = None
+
+
+@router.post("/count", response=CountOut, url_name="tokens_count")
+def count(request: HttpRequest, body: CountIn) -> dict[str, Any]:
+    """Tokens of one text under each encoding, its detected language, and optionally the
+    pieces each encoding cuts it into."""
+    encodings = list(dict.fromkeys(body.encodings or configured_encodings()))
+    for name in encodings:
+        tokens_report.check_encoding(name)
+    if len(body.text) > MAX_COUNT_CHARS:
+        raise ParameterError(f"text must be at most {MAX_COUNT_CHARS} characters")
+    if body.pieces and len(body.text) > MAX_PIECES_CHARS:
+        raise ParameterError(f"pieces are shown for texts up to {MAX_PIECES_CHARS} characters")
+    answer: dict[str, Any] = {
+        "counts": count_text(body.text, encodings),
+        "language": detect_language(body.text),
+        "chars": len(body.text),
+        "bytes": len(body.text.encode("utf-8", "surrogatepass")),
+    }
+    if body.pieces:
+        answer["pieces"] = {
+            name: [{"text": p.text, "ids": list(p.ids)} for p in split_tokens(body.text, name)]
+            for name in encodings
+        }
+    return answer
+
+
+class TaxLanguageOut(Schema):
+    language: str
+    samples: int
+    texts: int | None = None
+    tokens: int
+    chars: int
+    bytes: int
+    tokens_per_char: float | None
+    tokens_per_byte: float | None
+    tax: float | None
+    tokens_per_char_vs_baseline: float | None = None
+    share_of_tokens: float | None = None
+
+
+class TaxOut(Schema):
+    encoding: str
+    source: str
+    corpus: str | None = None
+    baseline: str
+    languages: list[TaxLanguageOut]
+
+
+@router.get("/tax", response=TaxOut, url_name="tokens_tax")
+def tax(
+    request: HttpRequest,
+    encoding: str = "o200k_base",
+    source: str = "parallel",
+    corpus: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> dict[str, Any]:
+    """Per language: tokens, characters and the tax, the mean over parallel ids of
+    tokens(language) / tokens(en). `source=traffic` has no parallel ids: it gives tokens
+    per character and per byte instead (and `tax` is null). `corpus` picks the ingested
+    parallel texts or the set shipped with Fleetscope (default: ingested once any are)."""
+    return tokens_report.tax_table(
+        encoding,
+        source,
+        corpus=corpus,
+        start=parse_time(start, name="start"),
+        end=parse_time(end, name="end"),
+    )
+
+
+class EncodingTrafficOut(Schema):
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int
+    share_of_tokens: float | None
+    tokens_per_char: float | None
+    tokens_per_byte: float | None
+
+
+class SavingOut(Schema):
+    tokens_before: int
+    tokens_after: int
+    saved_tokens: int
+    saved_fraction: float | None
+
+
+class ReportedOut(Schema):
+    requests: int  # requests that carried provider-reported usage
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    share_of_tokens: float | None  # of all reported tokens in the range
+
+
+class TrafficLanguageOut(Schema):
+    language: str
+    requests: int
+    share_of_requests: float | None
+    chars: int
+    bytes: int
+    encodings: dict[str, EncodingTrafficOut]
+    saving: SavingOut
+    reported: ReportedOut
+
+
+class TrafficOut(Schema):
+    encodings: list[str]
+    from_encoding: str
+    to_encoding: str
+    requests: int
+    languages: list[TrafficLanguageOut]
+    saving: SavingOut
+
+
+@router.get("/traffic", response=TrafficOut, url_name="tokens_traffic")
+def traffic(
+    request: HttpRequest,
+    start: str | None = None,
+    end: str | None = None,
+    from_encoding: str | None = None,
+    to_encoding: str | None = None,
+) -> dict[str, Any]:
+    """Requests by language under every counted encoding, with the tokens a move from
+    `from_encoding` to `to_encoding` saves (default: oldest to newest configured)."""
+    report = tokens_report.traffic_report(
+        parse_time(start, name="start"), parse_time(end, name="end"), from_encoding, to_encoding
+    )
+    report["from_encoding"] = report.pop("from")
+    report["to_encoding"] = report.pop("to")
+    return report
+
+
+class EncodingsOut(Schema):
+    available: list[str]
+    configured: list[str]
+
+
+@router.get("/encodings", response=EncodingsOut, url_name="tokens_encodings")
+def encodings(request: HttpRequest) -> dict[str, Any]:
+    """Encodings that load offline here, and the ones every text is counted under."""
+    return {"available": list(AVAILABLE_ENCODINGS), "configured": list(configured_encodings())}
+
+
+class MismatchOut(Schema):
+    request_id: str
+    ts: str
+    model: str | None
+    encoding: str
+    reported_prompt_tokens: int | None
+    counted_prompt_tokens: int | None
+    reported_completion_tokens: int | None
+    counted_completion_tokens: int | None
+
+
+class MismatchesOut(Schema):
+    compared: int
+    mismatched: int
+    requests: list[MismatchOut]
+
+
+@router.get("/mismatches", response=MismatchesOut, url_name="tokens_mismatches")
+def mismatches(request: HttpRequest, limit: int = 50) -> dict[str, Any]:
+    """Requests whose provider-reported usage is far from our count under the model's own
+    encoding (more than 16 tokens and 25% apart), newest first."""
+    if not 1 <= limit <= 1000:
+        raise ParameterError("limit must be between 1 and 1000")
+    compared, mismatched = queries.mismatch_summary()
+    return {
+        "compared": compared,
+        "mismatched": mismatched,
+        "requests": [
+            {**m.__dict__, "ts": format_time(m.ts)} for m in queries.usage_mismatches(limit)
+        ],
+    }

@@ -1,0 +1,273 @@
+"""The runs pages: the runs list, a run's page, its chart JSON and its refreshable fragments.
+
+Views only: answers come from analytics.queries (the same functions the API calls, so
+pages and API agree), figures from analytics.run_charts, the tree from
+analytics.agent_tree. No SQL here. Every view needs a login.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from analytics import charts
+from analytics.runs import charts as run_charts
+from analytics.runs import details as run_details
+from analytics.runs import queries
+from analytics.runs.status import run_statuses
+from analytics.runs.tree import build_agent_tree, open_depth
+from dashboard.pages.run_window import (
+    BUCKETS,
+    DEFAULT_MIN_GAP,
+    MIN_GAPS,
+    PRESETS,
+    REFRESH_OPTIONS,
+    RunWindow,
+    read_run_window,
+)
+from lib.durations import format_time, parse_duration
+from lib.errors import ParameterError
+
+# The tree opens as many levels as fit in about a screen (the root at least); deeper
+# levels start collapsed, so a run of hundreds of workers stays usable.
+TREE_OPEN_ROWS = 40
+INGEST_COMMAND = "python manage.py ingest agent-events PATH..."
+# Shared by every request of this process: a page's few independent queries run at once.
+_QUERIES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="page-query")
+BADGES = {"finished": "info", "stalled": "bad", "active": "good", "idle": "warn"}
+DRIFT_BADGES = {"rising": "bad", "falling": "good", "flat": "info"}
+
+
+def _rate(errors: int, attempts: int) -> float | None:
+    return errors / attempts if attempts else None
+
+
+def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
+    return render(request, "runs/bad_parameter.html", {"message": str(exc)}, status=422)
+
+
+# --- runs list ---------------------------------------------------------------------------
+
+
+def _runs_rows() -> list[dict[str, Any]]:
+    statuses = run_statuses()
+    rows = []
+    for run in queries.list_runs():
+        status = statuses.get(run["run"], {})
+        attempts = int(status.get("attempts", 0))
+        state = str(status.get("state", "idle"))
+        rows.append(
+            {
+                **run,
+                "attempts": attempts,
+                "error_rate": _rate(run["errors"], attempts),
+                "tokens": run["input_tokens"] + run["output_tokens"],
+                "state": state,
+                "badge": BADGES[state],
+                "stalled_minutes": status.get("stalled_minutes"),
+            }
+        )
+    return rows
+
+
+@login_required
+def runs_list(request: HttpRequest) -> HttpResponse:
+    context = {"nav": "runs", "rows": _runs_rows(), "ingest_command": INGEST_COMMAND}
+    if request.GET.get("fragment") == "table":
+        return render(request, "runs/partials/runs_table.html", context)
+    refresh = request.GET.get("refresh", "0")
+    context.update(
+        refresh=refresh if refresh in REFRESH_OPTIONS else "0",
+        refresh_options=REFRESH_OPTIONS,
+        fragment_url=reverse("runs") + "?fragment=table",
+    )
+    return render(request, "runs/runs.html", context)
+
+
+# --- a run ---------------------------------------------------------------------------------
+
+
+def _window(request: HttpRequest, run: str) -> tuple[RunWindow, dict[str, Any]]:
+    """The run's status and the window the request asks for; 404 for an unknown run."""
+    min_gap = parse_duration(request.GET.get("min_gap") or DEFAULT_MIN_GAP, name="min_gap")
+    status = run_statuses(min_gap, run=run).get(run)
+    if status is None:
+        raise Http404(f"There is no run named {run!r}.")
+    return read_run_window(request, status["first_ts"], status["last_ts"]), status
+
+
+def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
+    """Run independent warehouse queries side by side (DuckDB releases the GIL and the
+    warehouse gives each thread its own cursor); their answers by name."""
+    futures = {name: _QUERIES.submit(call) for name, call in calls.items()}
+    return {name: future.result() for name, future in futures.items()}
+
+
+def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, Any]:
+    """Stat cards, drift and stalls of the run in the window."""
+    span = window.time_range
+    calls: dict[str, Callable[[], Any]] = {
+        "rate": lambda: queries.commit_rate(run, window.bucket_seconds, span),
+        "errors": lambda: queries.error_rate(run, window.bucket_seconds, span),
+        "stalls": lambda: queries.stalls(run, window.min_gap_delta, span),
+    }
+    if window.bucket_seconds != 3600:
+        calls["hourly"] = lambda: queries.commit_rate(run, 3600, span)
+    answers = _gather(**calls)
+    rate, errors, stalls = answers["rate"], answers["errors"], answers["stalls"]
+    hourly = answers.get("hourly", rate)
+    attempts = sum(p["attempts"] for p in errors["points"])
+    error_count = sum(p["errors"] for p in errors["points"])
+    drift = errors["drift"]
+    return {
+        "commits": rate["total"],
+        "peak": hourly["peak"],
+        "errors": error_count,
+        "attempts": attempts,
+        "error_rate": _rate(error_count, attempts),
+        "drift": drift,
+        "drift_text": run_charts.drift_text(drift),
+        "drift_badge": DRIFT_BADGES.get(drift["trend"], "info"),
+        "stalls": stalls["stalls"],
+        "current_stall": stalls["current"],
+        "state": str(status["state"]),
+        "badge": BADGES[str(status["state"])],
+    }
+
+
+def _agent_rows(run: str, window: RunWindow) -> list[dict[str, Any]]:
+    """Every agent of the run, placed by the whole run's parent links and roles (a spawn
+    before the range still places its agent), with its figures inside the range."""
+    if window.start is None and window.end is None:
+        return queries.agents(run)
+    answers = _gather(
+        whole=lambda: queries.agents(run), inside=lambda: queries.agents(run, window.time_range)
+    )
+    whole = answers["whole"]
+    inside = {r["agent"]: r for r in answers["inside"]}
+    figures = (
+        *("events", "commits", "errors", "attempts"),
+        *("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"),
+    )
+    return [
+        {**row, **{k: inside[row["agent"]][k] if row["agent"] in inside else 0 for k in figures}}
+        for row in whole
+    ]
+
+
+def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
+    rows = _agent_rows(run, window)
+    tree = build_agent_tree(rows)
+    active = [r for r in rows if r["events"]]
+    return {
+        "tree": tree,
+        "open_depth": open_depth(tree, TREE_OPEN_ROWS),
+        "agents_active": len(active),
+        "tokens": sum(r["input_tokens"] + r["output_tokens"] for r in active),
+        "cached_tokens": sum(r["cached_input_tokens"] for r in active),
+        "roles": _role_counts(active),
+    }
+
+
+def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
+    """Sources, tools, tokens by model and commits per agent (analytics.queries.run_details,
+    as the API serves them)."""
+    span = window.time_range
+    commits = run_details.commits_by_agent(run, span)
+    return {
+        "details_sources": run_details.sources(run, span),
+        "details_tools": run_details.tools(run, span),
+        "details_models": run_details.models(run, span),
+        "details_commits": commits,
+        "details_work": sum(int(c["work"]) for c in commits),
+        "details_claims": sum(int(c["claims"]) for c in commits),
+    }
+
+
+def _role_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        role = row["role"] or "unknown"
+        counts[role] = counts.get(role, 0) + 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+@login_required
+def run_detail(request: HttpRequest, run: str) -> HttpResponse:
+    try:
+        window, status = _window(request, run)
+        fragment = request.GET.get("fragment")
+        context: dict[str, Any] = {"nav": "runs", "run": run, "window": window, "status": status}
+        if fragment == "summary":
+            context.update(_summary(run, window, status))
+            context.update(_tree_context(run, window))
+            return render(request, "runs/partials/run_summary.html", context)
+        if fragment == "tree":
+            context.update(_tree_context(run, window))
+            return render(request, "runs/partials/agent_tree.html", context)
+        context.update(_summary(run, window, status))
+        context.update(_tree_context(run, window))
+        context.update(_details_context(run, window))
+    except ParameterError as exc:
+        return _bad_parameter(request, exc)
+    page = reverse("run", kwargs={"run": run})
+    query = window.query()
+    context.update(
+        presets=PRESETS,
+        buckets=BUCKETS,
+        min_gaps=MIN_GAPS,
+        refresh_options=REFRESH_OPTIONS,
+        commit_chart_url=reverse("run-commit-rate-chart", kwargs={"run": run}) + "?" + query,
+        error_chart_url=reverse("run-error-rate-chart", kwargs={"run": run}) + "?" + query,
+        summary_url=f"{page}?{window.query(fragment='summary')}",
+        tree_url=f"{page}?{window.query(fragment='tree')}",
+        api=_api_queries(window),
+    )
+    return render(request, "runs/run.html", context)
+
+
+def _api_queries(window: RunWindow) -> dict[str, str]:
+    """The same window as the API spells it, for the page's "as JSON" links: query
+    strings for the bucketed endpoints, the stalls and the agents."""
+    span = {}
+    if window.start:
+        span["start"] = format_time(window.start) or ""
+    if window.end:
+        span["end"] = format_time(window.end) or ""
+    return {
+        "bucketed": urlencode({"bucket": f"{window.bucket_seconds}s", **span}),
+        "stalls": urlencode({"min_gap": window.min_gap, **span}),
+        "agents": urlencode(span),
+    }
+
+
+@login_required
+def run_commit_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """The commit-rate figure: what /api/runs/{run}/commit-rate and /stalls answer."""
+    try:
+        window, status = _window(request, run)
+        rate = queries.commit_rate(run, window.bucket_seconds, window.time_range)
+        stalls = queries.stalls(run, window.min_gap_delta, window.time_range)
+    except ParameterError as exc:
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+    fig = run_charts.build_commit_rate_figure(rate, stalls, status["last_ts"])
+    return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+@login_required
+def run_error_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """The error-rate figure: what /api/runs/{run}/error-rate answers, drift included."""
+    try:
+        window, _ = _window(request, run)
+        errors = queries.error_rate(run, window.bucket_seconds, window.time_range)
+    except ParameterError as exc:
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+    fig = run_charts.build_error_rate_figure(errors)
+    return HttpResponse(charts.to_json(fig), content_type="application/json")

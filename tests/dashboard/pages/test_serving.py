@@ -1,0 +1,143 @@
+"""The Serving pages, the Overview page and the chart JSON they load."""
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from django.test import Client
+
+import warehouse
+from analytics.serving.models import ModelConfig
+from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines import run_rollups
+from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from tests.vllm_text import EngineState, v1_text
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+RANGE = "start=2026-01-01T00:00:00Z&end=2026-01-01T01:00:00Z"
+
+
+@pytest.fixture
+def client(user: object) -> Client:
+    c = Client()
+    c.force_login(user)  # type: ignore[arg-type]
+    return c
+
+
+@pytest.fixture
+def scraped(lake: Path) -> None:
+    """An instance whose name needs escaping, 2 engines, a preemption, then a failed scrape."""
+    scrapes = [
+        PendingScrape(
+            "gpu<a>",
+            T0 + timedelta(minutes=i),
+            scrape=parse_scrape(
+                v1_text({"0": EngineState(0.25 * i, preemptions=i), "1": EngineState(0.5)})
+            ),
+        )
+        for i in range(3)
+    ]
+    scrapes.append(
+        PendingScrape("gpu<a>", T0 + timedelta(minutes=3), error="HTTP 503 Service Unavailable")
+    )
+    load_scrapes(scrapes)
+
+
+def test_pages_need_a_login(lake: Path, db: None) -> None:
+    for path in ("/serving/", "/overview/", "/serving/charts/kv.json", "/overview/chart.json"):
+        response = Client().get(path)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_serving_overview_lists_instances_with_escaped_names(client: Client, scraped: None) -> None:
+    html = client.get("/serving/").content.decode()
+    assert "gpu&lt;a&gt;" in html and "gpu<a>" not in html
+    assert "HTTP 503 Service Unavailable" in html
+    assert 'class="badge bad">down' in html
+
+
+def test_instance_page_shows_the_last_scrape_error_and_capacity(
+    client: Client, scraped: None
+) -> None:
+    response = client.get("/serving/instance/gpu<a>/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Last scrape error" in html and "HTTP 503 Service Unavailable" in html
+    assert "32000 tokens" in html  # 1000 blocks x 16 tokens x 2 engines
+    assert client.get("/serving/instance/nope/").status_code == 404
+
+
+def test_instance_charts_answer_plotly_json(client: Client, scraped: None) -> None:
+    for name in ("kv", "queue", "preemptions", "prefix", "ttft", "itl", "e2e", "throughput"):
+        response = client.get(
+            f"/serving/instance/charts/{name}.json?instance=gpu%3Ca%3E&{RANGE}&bucket=1m"
+        )
+        assert response.status_code == 200, name
+        figure = orjson.loads(response.content)
+        assert "data" in figure and "layout" in figure
+    preemptions = orjson.loads(
+        client.get(
+            f"/serving/instance/charts/preemptions.json?instance=gpu%3Ca%3E&{RANGE}&bucket=1m"
+        ).content
+    )
+    assert preemptions["data"][0]["y"] == [0.0, 1.0, 1.0]
+    bad = client.get("/serving/instance/charts/kv.json?instance=gpu%3Ca%3E&bucket=never")
+    assert bad.status_code == 422
+    assert client.get("/serving/instance/charts/nope.json?instance=gpu%3Ca%3E").status_code == 404
+
+
+def test_model_config_form_needs_csrf_and_saves(user: object, scraped: None) -> None:
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(user)  # type: ignore[arg-type]
+    data = {
+        "model": "meta-llama/Llama-3.1-8B",
+        "num_layers": 32,
+        "num_kv_heads": 8,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+    }
+    assert strict.post("/serving/model-config/", data).status_code == 403
+    page = strict.get("/serving/instance/gpu<a>/")
+    token = page.cookies["csrftoken"].value
+    response = strict.post(
+        "/serving/model-config/",
+        {**data, "csrfmiddlewaretoken": token, "next": "/serving/instance/gpu<a>/"},
+    )
+    assert response.status_code == 302
+    assert ModelConfig.objects.get(model="meta-llama/Llama-3.1-8B").kv_bytes_per_token == 131072
+    html = strict.get("/serving/instance/gpu<a>/").content.decode()
+    assert "128.0\xa0KB" in html  # filesizeformat of 131072 bytes
+
+
+def _insert_commits(run: str, minutes: list[int]) -> None:
+    def work(cur: duckdb.DuckDBPyConnection) -> None:
+        for i, minute in enumerate(minutes):
+
+            def bind(stamp: datetime, i: int = i, minute: int = minute) -> list[object]:
+                return [run, T0 + timedelta(minutes=minute), f"sha{i}", stamp]
+
+            run_rollups.insert_events(
+                cur,
+                "INSERT INTO events (run, agent, ts, event, ok, commit_sha, source_kind, source,"
+                " ingested_at) VALUES (?, 'a1', ?, 'commit', true, ?, 'test', 'test', ?)",
+                bind,
+            )
+
+    warehouse.write(work)
+
+
+def test_overview_puts_commits_next_to_kv_usage_and_preemptions(
+    client: Client, scraped: None
+) -> None:
+    _insert_commits("run-1", [0, 0, 2])
+    html = client.get("/overview/").content.decode()
+    assert "run-1" in html and 'href="/overview/"' in html
+    figure = orjson.loads(client.get(f"/overview/chart.json?run=run-1&{RANGE}&bucket=1m").content)
+    by_name = {trace["name"]: trace for trace in figure["data"]}
+    assert by_name["commits"]["y"][:3] == [2, 0, 1]
+    assert by_name["gpu<a> preemptions"]["y"] == [0.0, 1.0, 1.0]
+    # one shared time axis: the upper three follow the bottom one
+    assert [figure["layout"][f"xaxis{i}"]["matches"] for i in ("", 2, 3)] == ["x4"] * 3
+    assert client.get("/overview/?run=nope").status_code == 404

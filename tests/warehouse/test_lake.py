@@ -1,0 +1,202 @@
+"""The warehouse: embedded default, schema versions, maintenance, and the scale-out
+configuration (PostgreSQL catalog + S3 data path) on throwaway loopback servers."""
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import warehouse
+from analytics.runs import queries as runs
+from ingest.pipelines.agent_events import ingest_body, run_agent_events
+from tests import services
+
+EVENTS = b"".join(
+    orjson.dumps(
+        {
+            "ts": 1768384800 + i * 60,
+            "run": "scale",
+            "agent": f"w{i % 4}",
+            "event": "commit",
+            "commit": {"sha": f"s{i}"},
+        }
+    )
+    + b"\n"
+    for i in range(120)
+)
+
+
+def test_the_embedded_catalog_is_sqlite_in_wal_mode(lake: Path) -> None:
+    import sqlite3
+
+    mode = sqlite3.connect(lake / "catalog.sqlite").execute("PRAGMA journal_mode").fetchone()
+    assert mode == ("wal",)
+    assert warehouse.is_embedded()
+
+
+def test_a_local_warehouse_loads_only_the_extensions_it_uses(lake: Path) -> None:
+    rows = warehouse.fetch_all("SELECT extension_name FROM duckdb_extensions() WHERE loaded")
+    loaded = {r["extension_name"] for r in rows}
+    assert {"ducklake", "sqlite_scanner"} <= loaded
+    assert not loaded & {"postgres_scanner", "httpfs"}
+
+
+def test_loads_can_run_on_one_thread_and_the_setting_comes_back(
+    lake: Path, settings: object
+) -> None:
+    warehouse.close()
+    settings.FLEETSCOPE_DUCKDB_THREADS = 2  # type: ignore[attr-defined]
+
+    def threads() -> int:
+        row = warehouse.fetch_one("SELECT current_setting('threads') AS n")
+        return int(row["n"]) if row else 0
+
+    assert threads() == 2
+    with warehouse.single_threaded():
+        assert threads() == 1
+        assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 0}
+    assert threads() == 2
+    with pytest.raises(RuntimeError), warehouse.single_threaded():
+        raise RuntimeError("a failed load")
+    assert threads() == 2
+    warehouse.close()
+
+
+def test_staged_files_keep_dictionaries_only_for_values_that_repeat(
+    lake: Path, tmp_path: Path
+) -> None:
+    cur = warehouse.cursor()
+    cur.execute(
+        "CREATE TEMP TABLE staged AS SELECT 'task-' || (i % 5000) AS task, "
+        "'w' || (i % 600) AS agent, i AS source_line FROM range(40000) AS t(i)"
+    )
+    path = tmp_path / "staged.parquet"
+    warehouse.lake.copy_to_parquet(cur, "SELECT * FROM staged", path)
+    encodings = dict(
+        cur.execute(
+            "SELECT path_in_schema, encodings FROM parquet_metadata(?)", [str(path)]
+        ).fetchall()
+    )
+    # 5,000 values, each 8 times: DuckDB's default would build a dictionary for them.
+    # Parquet's version 2 encodings: delta-length strings, delta-packed integers.
+    assert encodings == {
+        "task": "DELTA_LENGTH_BYTE_ARRAY",
+        "agent": "RLE_DICTIONARY",
+        "source_line": "DELTA_BINARY_PACKED",
+    }
+    cur.execute("DROP TABLE staged")
+
+
+def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
+    insert = "INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())"
+    with warehouse.transaction() as cur:
+        cur.execute(insert, ["kept-1"])
+        cur.execute(insert, ["kept-2"])
+    with pytest.raises(RuntimeError), warehouse.transaction() as cur:
+        cur.execute(insert, ["lost"])
+        raise RuntimeError("a failed load")
+    rows = warehouse.fetch_all("SELECT source FROM read_positions ORDER BY source")
+    assert [r["source"] for r in rows] == ["kept-1", "kept-2"]
+    with warehouse.transaction() as cur:  # the connection is usable again
+        cur.execute(insert, ["after"])
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM read_positions") == {"n": 3}
+
+
+def test_migrations_are_applied_once(lake: Path) -> None:
+    assert warehouse.migrate() == []
+    versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")
+    assert [v["version"] for v in versions] == [m.version for m in warehouse.all_migrations()]
+
+
+def test_maintenance_keeps_every_row(lake: Path) -> None:
+    lines = EVENTS.splitlines(keepends=True)
+    for start in range(0, 120, 30):  # many small commits, then one big one: 124 rows
+        ingest_body(lines[start])
+    ingest_body(EVENTS)
+    before = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    result = warehouse.run_maintenance(keep_snapshots_days=0)
+    after = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    assert before == after == {"n": 124}
+    assert result["snapshots"] >= 1
+
+
+def test_maintenance_deletes_files_no_snapshot_knows_once_a_day_old(lake: Path) -> None:
+    # A load that dies between staging a Parquet file and committing it leaves one.
+    ingest_body(EVENTS)
+    folder = warehouse.local_table_dir("events")
+    assert folder is not None
+    old, new = folder / "fleetscope-old.parquet", folder / "fleetscope-new.parquet"
+    for path in (old, new):
+        warehouse.cursor().execute(f"COPY (SELECT 1 AS x) TO '{path}' (FORMAT parquet)")
+    day_ago = time.time() - (warehouse.ORPHANS_OLDER_THAN_HOURS + 1) * 3600
+    os.utime(old, (day_ago, day_ago))
+    warehouse.run_maintenance(keep_snapshots_days=7)
+    assert (old.exists(), new.exists()) == (False, True)
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 120}
+
+
+def test_a_bad_catalog_is_a_one_line_error(settings: object, tmp_path: Path) -> None:
+    warehouse.close()
+    settings.FLEETSCOPE_WAREHOUSE = "ducklake:postgres:dbname=nope host=127.0.0.1 port=1"  # type: ignore[attr-defined]
+    settings.FLEETSCOPE_WAREHOUSE_DATA = str(tmp_path) + "/"  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(warehouse.WarehouseError, match="cannot open the warehouse"):
+            warehouse.fetch_all("SELECT 1")
+    finally:
+        warehouse.close()
+
+
+@pytest.fixture
+def scale_out(tmp_path: Path, settings: object) -> Iterator[str]:
+    with services.postgres() as dsn, services.s3_emulator("fleetscope") as endpoint:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = "s3://fleetscope/lake/"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_ENDPOINT = endpoint  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_KEY_ID = "testing"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_SECRET = "testing"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_S3_USE_SSL = False  # type: ignore[attr-defined]
+        try:
+            yield endpoint
+        finally:
+            warehouse.close()
+
+
+def test_a_postgres_catalog_takes_staged_files_as_they_are(
+    tmp_path: Path, settings: object
+) -> None:
+    # With the data path local, a chunk's staged Parquet file joins events as it is.
+    with services.postgres() as dsn:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = f"{tmp_path / 'lake'}/"  # type: ignore[attr-defined]
+        try:
+            warehouse.migrate()
+            log = tmp_path / "run.jsonl"
+            log.write_bytes(EVENTS * 2)  # the second copy has the same shas
+            summary = run_agent_events([str(log)])
+            assert (summary.accepted, summary.duplicates) == (240, 0)
+            added = warehouse.fetch_all(
+                "SELECT data_file FROM ducklake_list_files('lake', 'events')"
+            )
+            assert [Path(r["data_file"]).name[:11] for r in added] == ["fleetscope-"]
+            assert runs.commit_rate("scale", 3600)["total"] == 120
+        finally:
+            warehouse.close()
+
+
+def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: object) -> None:
+    assert not warehouse.is_embedded()
+    warehouse.migrate()
+    summary = ingest_body(EVENTS * 2)  # the second copy has the same shas
+    assert summary.accepted == 240
+    assert runs.commit_rate("scale", 3600)["total"] == 120
+    warehouse.run_maintenance(keep_snapshots_days=0)
+    assert runs.list_runs()[0]["commits"] == 120
+    keys = services.s3_keys(scale_out, "fleetscope")
+    assert any(key.startswith("lake/") and key.endswith(".parquet") for key in keys)
+    # Its 240 events were staged in a local Parquet file and inserted from it.
+    assert not list((Path(settings.DATA_DIR) / "tmp").glob("*.parquet"))  # type: ignore[attr-defined]

@@ -1,0 +1,481 @@
+"""The warehouse: the only module that opens DuckDB.
+
+Owns the DuckLake attachment (SQLite catalog in WAL mode + Parquet by default, PostgreSQL
+catalog and S3 data at scale), the extensions loaded from their pip packages (nothing is
+downloaded at run time), per-thread cursors, the single-writer lock of the embedded
+catalog, versioned schema changes and maintenance. It must not know what the tables mean:
+queries live in analytics/queries/, loads in ingest/pipelines/.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+LAKE = "lake"
+DUCKDB_VERSION = "v1.5.5"
+# An insert of up to this many rows is kept in the catalog (DuckLake's data inlining)
+# instead of becoming a Parquet file of its own; ducklake_flush_inlined_data writes them out.
+INLINED_ROWS_UP_TO = 100
+# Files in the data path that no snapshot knows are deleted by maintenance once this old:
+# a load that died between writing a file and committing it (add_data_file) leaves one.
+ORPHANS_OLDER_THAN_HOURS = 24
+
+# (pip package, file it ships, name DuckDB expects): DuckDB derives the entry point from
+# the file name, and the sqlite/postgres packages ship theirs without the _scanner suffix.
+EXTENSIONS = (
+    ("duckdb_extension_sqlite", "sqlite.duckdb_extension", "sqlite_scanner"),
+    ("duckdb_extension_postgres", "postgres.duckdb_extension", "postgres_scanner"),
+    ("duckdb_extension_httpfs", "httpfs.duckdb_extension", "httpfs"),
+    ("duckdb_extension_ducklake", "ducklake.duckdb_extension", "ducklake"),
+)
+
+T = TypeVar("T")
+
+# What the layers above name instead of importing DuckDB: a connection (cursor) of the
+# lake, a conflict with another writer, and a statement DuckDB could not read its input for.
+Cursor = duckdb.DuckDBPyConnection
+Conflict = duckdb.TransactionException
+InvalidInput = duckdb.InvalidInputException
+
+
+class WarehouseError(RuntimeError):
+    """The warehouse could not be opened or written; the message is one line for users."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One versioned schema change; topics keep theirs in analytics/schema/<topic>.py."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def all_migrations() -> list[Migration]:
+    from warehouse.schema import MIGRATIONS
+
+    versions = [m.version for m in MIGRATIONS]
+    if len(versions) != len(set(versions)):
+        raise WarehouseError(f"duplicate warehouse migration versions in {sorted(versions)}")
+    return sorted(MIGRATIONS, key=lambda m: m.version)
+
+
+# --- opening -----------------------------------------------------------------------------
+
+
+def _extension_dir() -> Path:
+    return Path(settings.DATA_DIR) / "duckdb_extensions" / DUCKDB_VERSION
+
+
+def _link_extensions() -> dict[str, Path]:
+    """Expose each packaged extension under the file name DuckDB expects."""
+    target_dir = _extension_dir()
+    target_dir.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for package, shipped, name in EXTENSIONS:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            raise WarehouseError(f"DuckDB extension package {package} is not installed")
+        source = Path(spec.origin).parent / "extensions" / DUCKDB_VERSION / shipped
+        if not source.exists():
+            raise WarehouseError(f"{package} does not ship {DUCKDB_VERSION}/{shipped}")
+        link = target_dir / f"{name}.duckdb_extension"
+        if not link.exists() or link.resolve() != source.resolve():
+            tmp = target_dir / f".{name}.{os.getpid()}.tmp"
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(source)
+            os.replace(tmp, link)  # atomic, so concurrent starters never see a half link
+        paths[name] = link
+    return paths
+
+
+def _needed_extensions(url: str, data_path: str) -> set[str]:
+    """The extensions this warehouse's catalog and data path use: each LOAD costs 0.1 to
+    0.3 s of CPU at every start-up (a command, a worker), so the others are not loaded."""
+    needed = {"ducklake"}
+    if url.startswith("ducklake:postgres:"):
+        needed.add("postgres_scanner")
+    else:
+        needed.add("sqlite_scanner")
+    if data_path.startswith("s3://"):
+        needed.add("httpfs")
+    return needed
+
+
+def _sqlite_catalog_path(url: str) -> Path | None:
+    prefix = "ducklake:sqlite:"
+    return Path(url[len(prefix) :]) if url.startswith(prefix) else None
+
+
+def is_embedded() -> bool:
+    """True when the catalog is a local SQLite file, which allows one writer at a time."""
+    return _sqlite_catalog_path(settings.FLEETSCOPE_WAREHOUSE) is not None
+
+
+def _prepare_sqlite_catalog(path: Path) -> None:
+    # Without WAL, readers and the writer fail with "database is locked" (design.md).
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path, timeout=30)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+    finally:
+        con.close()
+
+
+def _open_database() -> duckdb.DuckDBPyConnection:
+    config: dict[str, Any] = {
+        "allow_unsigned_extensions": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "memory_limit": settings.FLEETSCOPE_DUCKDB_MEMORY_LIMIT,
+    }
+    if settings.FLEETSCOPE_DUCKDB_THREADS:
+        config["threads"] = settings.FLEETSCOPE_DUCKDB_THREADS
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        url = settings.FLEETSCOPE_WAREHOUSE
+        data_path = settings.FLEETSCOPE_WAREHOUSE_DATA
+        needed = _needed_extensions(url, data_path)
+        for name, path in _link_extensions().items():
+            if name in needed:
+                con.execute(f"LOAD '{path}'")
+        con.execute("SET TimeZone = 'UTC'")
+        catalog_file = _sqlite_catalog_path(url)
+        if catalog_file is not None:
+            _prepare_sqlite_catalog(catalog_file)
+        if data_path.startswith("s3://"):
+            _create_s3_secret(con)
+        else:
+            Path(data_path).mkdir(parents=True, exist_ok=True)
+        con.execute(
+            f"ATTACH {_literal(url)} AS {LAKE} "
+            f"(DATA_PATH {_literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d})"
+        )
+        con.execute(f"USE {LAKE}")
+    except duckdb.Error as exc:
+        con.close()
+        raise WarehouseError(
+            f"cannot open the warehouse {settings.FLEETSCOPE_WAREHOUSE}: {exc}"
+        ) from exc
+    return con
+
+
+def _literal(value: str) -> str:
+    """Quote an operator-supplied setting, or a path made from one, for statements that
+    take no bound parameters (ATTACH, CREATE SECRET, COPY TO); request data never reaches
+    these."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _create_s3_secret(con: duckdb.DuckDBPyConnection) -> None:
+    endpoint = settings.FLEETSCOPE_S3_ENDPOINT
+    options = [
+        "TYPE s3",
+        f"KEY_ID {_literal(settings.FLEETSCOPE_S3_KEY_ID)}",
+        f"SECRET {_literal(settings.FLEETSCOPE_S3_SECRET)}",
+        f"REGION {_literal(settings.FLEETSCOPE_S3_REGION)}",
+        f"USE_SSL {'true' if settings.FLEETSCOPE_S3_USE_SSL else 'false'}",
+    ]
+    if endpoint:
+        # S3-compatible stores (MinIO, moto) are addressed by path, not virtual host.
+        options += [f"ENDPOINT {_literal(endpoint)}", "URL_STYLE 'path'"]
+    con.execute("CREATE OR REPLACE SECRET fleetscope_s3 (" + ", ".join(options) + ")")
+
+
+_open_lock = threading.Lock()
+_database: duckdb.DuckDBPyConnection | None = None
+_database_pid: int | None = None
+_local = threading.local()
+
+
+def _root() -> duckdb.DuckDBPyConnection:
+    global _database, _database_pid
+    with _open_lock:
+        # A forked Celery worker must not share its parent's DuckDB handle.
+        if _database is None or _database_pid != os.getpid():
+            _database = _open_database()
+            _database_pid = os.getpid()
+        return _database
+
+
+def cursor() -> duckdb.DuckDBPyConnection:
+    """This thread's connection to the warehouse (DuckDB connections are not thread-safe)."""
+    root = _root()
+    cur = getattr(_local, "cursor", None)
+    if cur is None or getattr(_local, "root", None) is not root:
+        cur = root.cursor()
+        cur.execute(f"USE {LAKE}")
+        _local.cursor = cur
+        _local.root = root
+    return cur
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """Run this process's warehouse statements on one DuckDB thread meanwhile (`threads`
+    is per process: for loads in the worker and in commands, never in the web process;
+    not nested).
+    The setting is read and set on a connection that has not entered the lake: there a
+    function call looks the lake's catalog up first (~4 ms of CPU, where this takes 0.4)."""
+    root = _root()
+    plain = getattr(_local, "plain", None)
+    if plain is None or getattr(_local, "plain_root", None) is not root:
+        plain = _local.plain = root.cursor()
+        _local.plain_root = root
+    row = plain.execute("SELECT current_setting('threads')").fetchone()
+    before = int(row[0]) if row else 1
+    if before == 1:
+        yield
+        return
+    plain.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        plain.execute(f"SET threads = {before:d}")
+
+
+def close() -> None:
+    """Drop this process's handle; the next call opens the warehouse again (tests, forks)."""
+    global _database, _database_pid
+    with _open_lock:
+        if _database is not None:
+            _database.close()
+        _database = None
+        _database_pid = None
+        _local.__dict__.clear()
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def fetch_all(
+    sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Run a read query with bound parameters; rows as dicts keyed by column name."""
+    cur = cursor()
+    cur.execute(sql, params or [])
+    columns = [d[0] for d in cur.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
+def fetch_one(
+    sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    rows = fetch_all(sql, params)
+    return rows[0] if rows else None
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+@contextmanager
+def _writer_lock() -> Iterator[None]:
+    """One writer at a time for the SQLite catalog (two writers fail with "database is
+    locked", design.md); PostgreSQL catalogs take concurrent writers and need no lock."""
+    if not is_embedded():
+        yield
+        return
+    lock_path = Path(settings.DATA_DIR) / "warehouse.write.lock"
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One warehouse transaction, held while the block runs: committed when it ends,
+    rolled back whole when it raises. A conflict with another writer raises
+    duckdb.TransactionException, rolled back; the caller decides whether to start again
+    (write() does). For a load that spans several steps, as the agent-event ingest does
+    while its next chunk is parsed."""
+    with _writer_lock():
+        cur = cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+            cur.execute("COMMIT")
+        except BaseException:
+            _rollback(cur)
+            raise
+
+
+def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) -> T:
+    """Run `work` in one warehouse transaction, committed or rolled back whole.
+
+    Conflicts with other writers are retried with backoff; `work` must therefore be
+    safe to run again (it reads its own inputs inside the transaction).
+    """
+    delay = 0.1
+    for attempt in range(1, attempts + 1):
+        try:
+            with transaction() as cur:
+                return work(cur)
+        except duckdb.TransactionException as exc:
+            if attempt == attempts:
+                raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
+            log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
+        time.sleep(delay)
+        delay *= 2
+    raise AssertionError("unreachable")
+
+
+def local_table_dir(table: str) -> Path | None:
+    """The folder of a lake table's Parquet files when the data path is local (None for
+    S3), created if missing: a Parquet file written there can join the table through
+    add_data_file()."""
+    if settings.FLEETSCOPE_WAREHOUSE_DATA.startswith("s3://"):
+        return None
+    metadata = f"__ducklake_metadata_{LAKE}"
+    row = fetch_one(
+        f"""
+        SELECT m.value AS data_path, s.path AS schema_path, s.path_is_relative AS schema_rel,
+               t.path AS table_path, t.path_is_relative AS table_rel
+        FROM {metadata}.ducklake_table AS t
+        JOIN {metadata}.ducklake_schema AS s USING (schema_id)
+        JOIN {metadata}.ducklake_metadata AS m ON m.key = 'data_path' AND m.scope IS NULL
+        WHERE t.table_name = ? AND s.schema_name = 'main'
+          AND t.end_snapshot IS NULL AND s.end_snapshot IS NULL
+        """,
+        [table],
+    )
+    if row is None:
+        raise WarehouseError(f"no table {table} in the warehouse (run migrate)")
+    folder = Path(row["table_path"])
+    if row["table_rel"]:
+        folder = Path(row["schema_path"]) / folder
+        if row["schema_rel"]:
+            folder = Path(row["data_path"]) / folder
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# A column with more distinct values than this in a row group is written without a
+# dictionary (DuckDB's default keeps one far longer): ids, shas, times and messages barely
+# repeat, and building their dictionaries cost 27 ms of the 180 ms that 130,000 agent
+# events took to write (median of 6, min of 5 each), for a 4% larger file. Agents, runs,
+# models and event kinds keep theirs.
+PARQUET_DICTIONARY_LIMIT = 1228
+# Parquet's version 2 encodings (delta-packed integers and times, delta-length strings):
+# 130,000 staged agent events write in 277-289 ms against 287-341 ms, into a file of
+# 0.96 MB against 2.56 MB, and read back faster (the load's reads 50 ms against 60 ms;
+# the runs API's queries on 1,000,000 such events 72-100 ms against 78-126 ms).
+PARQUET_VERSION = "V2"
+
+
+def copy_to_parquet(
+    cur: duckdb.DuckDBPyConnection, query: str, path: Path, params: Sequence[object] = ()
+) -> None:
+    """Write the rows of `query` (bound with `params`) to a Parquet file: on the calling
+    thread, outside any lake transaction."""
+    cur.execute(
+        f"COPY ({query}) TO {_literal(str(path))} "
+        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT}, "
+        f"PARQUET_VERSION {PARQUET_VERSION})",
+        list(params),
+    )
+
+
+def add_data_file(cur: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
+    """Make a Parquet file (columns named as the table's; those it lacks read as NULL)
+    part of `table` in the caller's transaction: its rows are not written again. From then
+    on the lake owns the file (merges and cleanup may delete it). A transaction that rolls
+    back leaves the file behind: run_maintenance() deletes it a day later."""
+    cur.execute(
+        f"CALL ducklake_add_data_files('{LAKE}', ?, ?, allow_missing => true)",
+        [table, str(path)],
+    )
+
+
+def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
+    try:
+        cur.execute("ROLLBACK")
+    except duckdb.Error:
+        log.debug("rollback after a failed transaction raised", exc_info=True)
+
+
+# --- schema ------------------------------------------------------------------------------
+
+
+def migrate() -> list[int]:
+    """Apply pending schema changes; returns the versions applied now."""
+
+    def apply(cur: duckdb.DuckDBPyConnection) -> list[int]:
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions "
+            "(version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+        )
+        done = {int(r[0]) for r in cur.execute("SELECT version FROM schema_versions").fetchall()}
+        applied = []
+        # Every migration not yet applied runs, in version order; features own version
+        # ranges (see MIGRATIONS), so a later-numbered one may land before an earlier one.
+        for migration in all_migrations():
+            if migration.version in done:
+                continue
+            for statement in migration.statements:
+                cur.execute(statement)
+            cur.execute(
+                "INSERT INTO schema_versions VALUES (?, ?, now())",
+                [migration.version, migration.name],
+            )
+            applied.append(migration.version)
+        return applied
+
+    return write(apply)
+
+
+def schema_version() -> int:
+    row = fetch_one("SELECT coalesce(max(version), 0) AS v FROM schema_versions")
+    return int(row["v"]) if row else 0
+
+
+# --- maintenance -------------------------------------------------------------------------
+
+
+def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
+    """Merge small files, expire old snapshots and delete files no snapshot needs."""
+    started = time.monotonic()
+
+    def maintain(cur: duckdb.DuckDBPyConnection) -> None:
+        cur.execute(f"CALL ducklake_flush_inlined_data('{LAKE}')")
+        cur.execute(f"CALL ducklake_merge_adjacent_files('{LAKE}')")
+        cur.execute(
+            f"CALL ducklake_expire_snapshots('{LAKE}', older_than => now() - to_days(?::INTEGER))",
+            [keep_snapshots_days],
+        )
+
+    with _writer_lock():
+        cur = cursor()
+        maintain(cur)
+        files = cur.execute(
+            f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
+        ).fetchall()
+        files += cur.execute(
+            f"CALL ducklake_delete_orphaned_files('{LAKE}', "
+            "older_than => now() - to_hours(?::INTEGER))",
+            [ORPHANS_OLDER_THAN_HOURS],
+        ).fetchall()
+    snapshots = fetch_one(f"SELECT count(*) AS n FROM {LAKE}.snapshots()")
+    return {
+        "files_removed": len(files),
+        "snapshots": int(snapshots["n"]) if snapshots else 0,
+        "seconds": round(time.monotonic() - started, 3),
+    }

@@ -1,0 +1,16 @@
+"""Every warehouse schema change, gathered from one module per topic.
+
+Never edit a migration that has shipped: append a new one. Version ranges by topic, so
+features can add theirs independently: 1-99 agent events and runs, 100-199 serving
+metrics, 200-299 requests and tokens, 300-399 log adapters (Claude Code, Codex, git),
+400-499 costs. Any migration not yet applied runs, in version order.
+"""
+
+from warehouse.schema import adapters, events, serving, tokens
+
+MIGRATIONS = (
+    *events.MIGRATIONS,
+    *serving.MIGRATIONS,
+    *tokens.MIGRATIONS,
+    *adapters.MIGRATIONS,
+)
