@@ -13,7 +13,8 @@ from datetime import UTC
 from typing import Any
 
 import warehouse
-from analytics.runs.queries import TimeRange, commit_rate, ensure_run
+from analytics.runs.queries import commit_rate, ensure_run
+from lib.window import TimeRange
 
 _IN_RANGE = """
 run = $run

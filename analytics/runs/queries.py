@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import warehouse
 from lib.errors import NotFoundError, ParameterError
+from lib.window import TimeRange
 
 MAX_BUCKETS = 20_000
 # Drift is decided by the p-value alone, at a strict level: a flat run scanned often must
@@ -211,19 +211,6 @@ SELECT agent, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL FROM named_pa
 ORDER BY agent
 """
 )
-
-
-@dataclass(frozen=True)
-class TimeRange:
-    start: datetime | None = None
-    end: datetime | None = None
-
-    def __post_init__(self) -> None:
-        if self.start and self.end and self.start >= self.end:
-            raise ParameterError("start must be before end")
-
-    def params(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end}
 
 
 def _utc(value: datetime | None) -> datetime | None:

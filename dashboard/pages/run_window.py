@@ -14,9 +14,9 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from analytics.runs.queries import TimeRange
 from lib.durations import format_duration, parse_bucket_seconds, parse_duration, parse_time
 from lib.errors import ParameterError
+from lib.window import TimeRange
 
 PRESETS = ("1h", "6h", "24h", "7d")
 BUCKETS = ("auto", "1m", "5m", "15m", "1h", "6h", "1d")

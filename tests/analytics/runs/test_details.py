@@ -10,11 +10,11 @@ import pytest
 from django.test import Client
 
 from analytics.runs import details as run_details
-from analytics.runs.queries import TimeRange
 from ingest.git_rebuild import PlannedCommit, rebuild
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.git import run_git
 from lib.errors import NotFoundError
+from lib.window import TimeRange
 from tests.conftest import FIXTURE_ROOT
 
 FIXTURES = FIXTURE_ROOT / "agent-logs"
