@@ -16,9 +16,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 
-from analytics import serving_rollups
 from analytics.serving.models import ScrapeTarget
-from ingest.pipelines import serving_spool
+from ingest.pipelines import serving_rollups, serving_spool
 from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
 
 log = logging.getLogger(__name__)

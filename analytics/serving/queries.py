@@ -16,9 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import warehouse
-from analytics import serving_rollups
 from analytics.serving.histograms import bucket_quantile
-from analytics.serving.series import Window, read_one, read_series
+from analytics.serving.series import Window, cached_watermark, read_one, read_series
 from lib.errors import NotFoundError, ParameterError
 
 LATENCY_METRICS = {"ttft": "ttft", "itl": "itl", "e2e": "e2e"}
@@ -381,7 +380,7 @@ def fleet_summary(start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
         "ttft",
     ]
     start = start.replace(second=0, microsecond=0)
-    mark = serving_rollups.cached_watermark()
+    mark = cached_watermark()
     rolled = start if mark is None else min(max(start, mark), end)
     rows = warehouse.fetch_all(
         SUMMARY_BY_INSTANCE,

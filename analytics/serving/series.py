@@ -2,19 +2,28 @@
 (per-hour rollups, per-minute rollups, raw samples, split at the rollup watermark), and
 the one statement that reads several metrics per (bucket, instance, engine, le).
 
-analytics/queries/serving.py asks its questions through read_series(); this module
-knows nothing of what the metrics mean.
+Owns the read half of the rollups too: the watermark (cached for readers) and the minute
+and hour floors; ingest/pipelines/serving_rollups.py writes the rollups with them, and
+nothing here imports ingest/. analytics/serving/queries.py asks its questions through
+read_series(); this module knows nothing of what the metrics mean.
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import warehouse
-from analytics import serving_rollups
+
+WATERMARK = "SELECT max(rolled_until) FROM serving_rollup_marks"
+
+# Readers in other processes may use a watermark a few seconds old: still correct, since
+# raw samples are deleted only far behind it (retention), never just behind it.
+WATERMARK_TTL_S = 5.0
+_cached: tuple[str, float, datetime | None] | None = None
 
 # A series is read from up to three tables, each only for the part of the window it owns:
 # per-hour rollups for hours before the watermark's hour, per-minute rollups from there to
@@ -70,6 +79,38 @@ SERIES_SQL = {
 }
 
 
+def floor_minute(ts: datetime) -> datetime:
+    return ts.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def floor_hour(ts: datetime) -> datetime:
+    return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def watermark(cur: warehouse.Cursor) -> datetime | None:
+    row = cur.execute(WATERMARK).fetchone()
+    return row[0] if row else None
+
+
+def cached_watermark() -> datetime | None:
+    """The rollup watermark for readers, re-read at most every WATERMARK_TTL_S (and
+    whenever the process points at another warehouse)."""
+    global _cached
+    from django.conf import settings
+
+    lake = f"{settings.FLEETSCOPE_WAREHOUSE}|{settings.FLEETSCOPE_WAREHOUSE_DATA}"
+    now = time.monotonic()
+    if _cached is None or _cached[0] != lake or now - _cached[1] > WATERMARK_TTL_S:
+        row = warehouse.fetch_one("SELECT max(rolled_until) AS w FROM serving_rollup_marks")
+        _cached = (lake, now, row["w"] if row else None)
+    return _cached[2]
+
+
+def forget_watermark() -> None:
+    global _cached
+    _cached = None
+
+
 @dataclass(frozen=True)
 class Window:
     """A query range [start, end) cut into buckets of `bucket_s` seconds."""
@@ -92,7 +133,7 @@ def _split(w: Window, mark: datetime | None) -> dict[str, tuple[datetime, dateti
     raw_start = max(w.start, mark)
     minutes_start = w.start
     if w.bucket_s % 3600 == 0:
-        hours_end = min(rolled, serving_rollups.floor_hour(mark))
+        hours_end = min(rolled, floor_hour(mark))
         if hours_end > w.start:
             spans["hours"] = (w.start, hours_end)
             minutes_start = hours_end
@@ -109,7 +150,7 @@ def read_series(
     """Rows per (bucket, engine, le) of each metric, read in one statement: every
     DuckLake statement pays ~10 ms per table for its catalog lookups."""
     out: dict[str, list[dict[str, Any]]] = {m: [] for m in metrics}
-    spans = _split(w, serving_rollups.cached_watermark())
+    spans = _split(w, cached_watermark())
     if not spans:
         return out
     parts = tuple(p for p in ("hours", "minutes", "raw") if p in spans)

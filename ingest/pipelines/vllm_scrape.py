@@ -21,10 +21,11 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 
 import warehouse
-from analytics import serving_rollups
+from analytics.serving.series import floor_minute, watermark
 from ingest.parsers.counters import CounterState, compute_deltas
 from ingest.parsers.prometheus_text import ExpositionError, one_line
 from ingest.parsers.vllm import ModelledScrape, parse_scrape
+from ingest.pipelines import serving_rollups
 from ingest.pipelines.scrape_baselines import (
     ScrapeState,
     baselines,
@@ -167,7 +168,7 @@ def load_scrapes(
     ) -> tuple[LoadResult, list[PendingScrape], dict[str, CounterState]]:
         state = read_state(cur, ordered) if ordered else ScrapeState(set(), {}, None)
         if not ordered:
-            state.mark = serving_rollups.watermark(cur) if rollup_until is not None else None
+            state.mark = watermark(cur) if rollup_until is not None else None
         fresh = drop_stored(ordered, state.stored)
         result = LoadResult(duplicates=len(ordered) - len(fresh))
         current: dict[str, CounterState] = {}
@@ -184,8 +185,7 @@ def load_scrapes(
                 cur.unregister("serving_scrape_batch")
             _redo_rolled_minutes(cur, fresh, state.mark)
         if rollup_until is not None and (
-            state.mark is None
-            or serving_rollups.floor_minute(rollup_until) - state.mark >= ROLLUP_EVERY
+            state.mark is None or floor_minute(rollup_until) - state.mark >= ROLLUP_EVERY
         ):
             serving_rollups.rollup_minutes(cur, rollup_until, known_mark=state.mark)
         return result, fresh, current

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from analytics import serving_rollups
 from analytics.serving import queries as serving
 from ingest.parsers.vllm import parse_scrape
+from ingest.pipelines import serving_rollups
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from lib.errors import NotFoundError, ParameterError
 from tests.vllm_text import EngineState, v0_text, v1_text

@@ -1,20 +1,19 @@
 """Per-minute and per-hour rollups of the modelled serving metrics, and raw retention.
 
-Owns serving_minutes, serving_hours and serving_rollup_marks. A rollup covers whole
-minutes before a watermark (and whole hours before the watermark's hour) and is written
-in the same transaction as its mark, so a crash leaves either both or neither (no
-STARTED/DONE dance needed on a transactional store). Minutes at or after the watermark
-are answered from raw samples by analytics/queries/serving.py.
+Owns writing serving_minutes, serving_hours and serving_rollup_marks. A rollup covers
+whole minutes before a watermark (and whole hours before the watermark's hour) and is
+written in the same transaction as its mark, so a crash leaves either both or neither (no
+STARTED/DONE dance needed on a transactional store). Minutes at or after the watermark are
+answered from raw samples; reading the watermark and flooring times belong to the read
+side (analytics/serving/series.py), which must not import this module.
 """
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import warehouse
-
-WATERMARK = "SELECT max(rolled_until) FROM serving_rollup_marks"
+from analytics.serving.series import floor_hour, floor_minute, forget_watermark, watermark
 
 FIRST_SAMPLE = "SELECT min(ts) FROM serving_samples WHERE metric IS NOT NULL"
 
@@ -64,43 +63,6 @@ DELETE_HOURS = "DELETE FROM serving_hours WHERE instance = ? AND hour >= ? AND h
 INSERT_MARK = "INSERT INTO serving_rollup_marks VALUES (?, ?, now())"
 
 DELETE_RAW = "DELETE FROM serving_samples WHERE ts < ?"
-
-# Readers in other processes may use a watermark a few seconds old: still correct, since
-# raw samples are deleted only far behind it (retention), never just behind it.
-WATERMARK_TTL_S = 5.0
-_cached: tuple[str, float, datetime | None] | None = None
-
-
-def floor_minute(ts: datetime) -> datetime:
-    return ts.astimezone(UTC).replace(second=0, microsecond=0)
-
-
-def floor_hour(ts: datetime) -> datetime:
-    return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-
-
-def watermark(cur: warehouse.Cursor) -> datetime | None:
-    row = cur.execute(WATERMARK).fetchone()
-    return row[0] if row else None
-
-
-def cached_watermark() -> datetime | None:
-    """The rollup watermark for readers, re-read at most every WATERMARK_TTL_S (and
-    whenever the process points at another warehouse)."""
-    global _cached
-    from django.conf import settings
-
-    lake = f"{settings.FLEETSCOPE_WAREHOUSE}|{settings.FLEETSCOPE_WAREHOUSE_DATA}"
-    now = time.monotonic()
-    if _cached is None or _cached[0] != lake or now - _cached[1] > WATERMARK_TTL_S:
-        row = warehouse.fetch_one("SELECT max(rolled_until) AS w FROM serving_rollup_marks")
-        _cached = (lake, now, row["w"] if row else None)
-    return _cached[2]
-
-
-def forget_watermark() -> None:
-    global _cached
-    _cached = None
 
 
 def rollup_minutes(
