@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 import warehouse
 from ingest.parsers.counters import CounterState
-
-if TYPE_CHECKING:
-    from ingest.pipelines.vllm_scrape import PendingScrape
+from ingest.pipelines.pending_scrape import PendingScrape
 
 # One query for everything a load needs to know first: scrapes already stored in the
 # batch's span (to skip them), each instance's last successful scrape before it (its

@@ -24,8 +24,9 @@ import warehouse
 from analytics.serving.series import floor_minute, watermark
 from ingest.parsers.counters import CounterState, compute_deltas
 from ingest.parsers.prometheus_text import ExpositionError, one_line
-from ingest.parsers.vllm import ModelledScrape, parse_scrape
+from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_rollups
+from ingest.pipelines.pending_scrape import PendingScrape
 from ingest.pipelines.scrape_baselines import (
     ScrapeState,
     baselines,
@@ -89,22 +90,6 @@ SCRAPE_SCHEMA = pa.schema(
         ("resets", pa.int32()),
     ]
 )
-
-
-@dataclass
-class PendingScrape:
-    """One scrape attempt, collected but not yet loaded: `scrape` is None when it failed."""
-
-    instance: str
-    ts: datetime
-    source: str = "scrape"
-    scrape: ModelledScrape | None = None
-    error: str | None = None
-    duration_ms: float | None = None
-
-    @property
-    def up(self) -> bool:
-        return self.scrape is not None
 
 
 @dataclass
