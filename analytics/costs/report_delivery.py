@@ -2,7 +2,7 @@
 
 E-mail: the HTML report (charts as bar tables) with a plain-text part and the CSV
 attached, through Django's configured e-mail backend. Webhooks: a Slack-compatible
-`{"text": ...}` POST through ingest.sources.http (the one outbound HTTP module). Every
+`{"text": ...}` POST through lib.http (the one outbound HTTP module). Every
 attempt is a ReportDelivery row, failures included; a recipient that already received a
 day's report is skipped, so a repeated task never sends twice, and one that failed
 MAX_ATTEMPTS times for a day is given up on for that day.

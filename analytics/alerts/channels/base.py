@@ -1,5 +1,5 @@
 """What every channel shares: the Transport base class (one method, `send`), the
-TransportError it raises, the HTTP POST through ingest.sources.http (the one outbound HTTP
+TransportError it raises, the HTTP POST through lib.http (the one outbound HTTP
 module) with the rule for which HTTP failures are worth retrying, and the headline the
 human-readable channels (Slack, e-mail) open with.
 
@@ -43,7 +43,7 @@ def is_permanent_status(status: int) -> bool:
 
 
 def post_json(url: str, body: bytes, headers: dict[str, str] | None = None) -> None:
-    """POST through ingest.sources.http; FetchError becomes TransportError. No answer
+    """POST through lib.http; FetchError becomes TransportError. No answer
     (timeout, refused, unreachable) and 5xx are transient; see RETRYABLE_4XX."""
     try:
         http.post_json(url, body, timeout_s=HTTP_TIMEOUT_S, headers=headers)
