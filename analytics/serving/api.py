@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from ninja import Router, Schema
 
 from analytics.serving import queries as serving
+from analytics.serving.latency import latency as read_latency
 from lib.durations import format_time, parse_bucket_seconds, parse_time
 from lib.errors import ParameterError
 
@@ -282,7 +283,7 @@ def latency(
     if not math.isfinite(quantile):
         raise ParameterError("quantile must be a number between 0 and 1")
     w, _ = _window(instance, start, end, bucket)
-    answer = serving.latency(metric, quantile, instance, w, engine)
+    answer = read_latency(metric, quantile, instance, w, engine)
     return {
         "instance": instance,
         "metric": metric,

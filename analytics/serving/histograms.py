@@ -53,6 +53,13 @@ def bucket_quantile(q: float, buckets: Iterable[tuple[float, float]]) -> float:
     return start + (end - start) * _divide(rank, count)
 
 
+def finite_quantile(q: float, buckets: Iterable[tuple[float, float]]) -> float | None:
+    """bucket_quantile(), or None where it is not a number an answer can carry (NaN, +-Inf:
+    no observations, no +Inf bucket)."""
+    value = bucket_quantile(q, buckets)
+    return value if math.isfinite(value) else None
+
+
 def _search(counts: list[float], rank: float) -> int:
     """Go's sort.Search over every bucket but +Inf: the first whose count reaches the rank
     (written out so that a NaN count steers the search as it does in Go)."""

@@ -1,11 +1,11 @@
-"""Questions about vLLM serving: instances, KV usage, prefix cache, preemptions, latency,
-throughput, queue and KV capacity, each over a time range in fixed buckets.
+"""Questions about vLLM serving: instances, KV usage, prefix cache, preemptions,
+throughput and queue, each over a time range in fixed buckets, and the fleet at a glance.
+Latency quantiles are latency.py's, KV capacity capacity.py's.
 
-Series are read through analytics/queries/serving_series.py (hour and minute rollups
-before the rollup watermark, raw samples after it). Counter rows carry reset-adjusted
-increases computed at load time, so answers are sums; quantiles interpolate as Prometheus
-histogram_quantile() does. SQL lives here (and in serving_series.py) as constants with
-bound parameters; views and API handlers never write SQL.
+Series are read through analytics/serving/series.py (hour and minute rollups before the
+rollup watermark, raw samples after it). Counter rows carry reset-adjusted increases
+computed at load time, so answers are sums. SQL lives here (and in series.py) as
+constants with bound parameters; views and API handlers never write SQL.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import warehouse
-from analytics.serving.histograms import bucket_quantile
+from analytics.serving.histograms import finite_quantile
 from analytics.serving.series import Window, cached_watermark, read_one, read_series
 from lib.errors import NotFoundError, ParameterError
 
-LATENCY_METRICS = {"ttft": "ttft", "itl": "itl", "e2e": "e2e"}
 MAX_POINTS = 20_000
 
 INSTANCES = """
@@ -267,32 +266,6 @@ def prefix_cache(instance: str | None, w: Window, engine: str | None = None) -> 
     return {"points": points, "overall": overall, "source": "gauge" if gauge else "none"}
 
 
-def latency(
-    metric: str, quantile: float, instance: str | None, w: Window, engine: str | None = None
-) -> dict[str, Any]:
-    """q-quantile per bucket of the summed bucket increases (all engines), and over the
-    whole window, as histogram_quantile(q, sum by (le) (increase(..._bucket)))."""
-    if metric not in LATENCY_METRICS:
-        raise ParameterError(f"metric must be one of {', '.join(LATENCY_METRICS)}, got {metric!r}")
-    if not 0 <= quantile <= 1:
-        raise ParameterError(f"quantile must be between 0 and 1, got {quantile}")
-    per: dict[datetime, dict[float, float]] = defaultdict(lambda: defaultdict(float))
-    overall: dict[float, float] = defaultdict(float)
-    for r in read_one(LATENCY_METRICS[metric], instance, engine, w):
-        inc = r["increase"] or 0.0
-        per[r["t"]][r["le"]] += inc
-        overall[r["le"]] += inc
-    points = []
-    for t, buckets in sorted(per.items()):
-        points.append({"t": t, "seconds": _finite(bucket_quantile(quantile, buckets.items()))})
-    whole = _finite(bucket_quantile(quantile, overall.items())) if overall else None
-    return {"points": points, "overall": whole}
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def throughput(instance: str | None, w: Window, engine: str | None = None) -> list[dict[str, Any]]:
     """Prompt and generation tokens per second per bucket (increase / bucket length)."""
     rows = read_series(("prompt_tokens", "generation_tokens"), instance, engine, w)
@@ -428,7 +401,7 @@ def fleet_summary(start: datetime, end: datetime) -> dict[str, dict[str, Any]]:
             "kv_usage_mean": a["kv"][0] / a["kv"][1] if a["kv"][1] else None,
             "hit_rate": hit_rate,
             "preemptions": a["preemptions"],
-            "ttft_p95": _finite(bucket_quantile(0.95, a["ttft"].items())) if a["ttft"] else None,
+            "ttft_p95": finite_quantile(0.95, a["ttft"].items()) if a["ttft"] else None,
         }
     return out
 

@@ -21,6 +21,7 @@ from analytics import charts
 from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.capacity import capacity_for
+from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
 from dashboard.pages.time_window import PageWindow, read_window
 from lib.errors import NotFoundError, ParameterError
@@ -190,7 +191,7 @@ def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
     def build(instance: str, w: serving.Window, engine: str | None) -> Any:
         series = {
             f"p{round(q * 100)}": _points(
-                serving.latency(metric, q, instance, w, engine)["points"], "seconds"
+                latency(metric, q, instance, w, engine)["points"], "seconds"
             )
             for q in QUANTILES
         }

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analytics.serving import queries as serving
+from analytics.serving.latency import latency
 from analytics.serving.models import ScrapeTarget
 from ingest.sources.prometheus_api import MAX_POINTS_PER_SERIES, chunks
 from tests.loopback import loopback
@@ -197,4 +198,4 @@ def test_import_without_metadata_types_series_by_vllms_own_names(lake: Path, db:
     # increases over the window: 4 <= 0.1 s, 12 <= 0.5 s, 16 in all; p50: rank 8 lies in
     # (0.1, 0.5]: 0.1 + 0.4 * (8 - 4) / (12 - 4) = 0.3
     w = serving.make_window("vllm-1:8000", None, None, 3600)
-    assert serving.latency("ttft", 0.5, "vllm-1:8000", w)["overall"] == pytest.approx(0.3)
+    assert latency("ttft", 0.5, "vllm-1:8000", w)["overall"] == pytest.approx(0.3)

@@ -3,7 +3,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analytics.serving.histograms import bucket_quantile
+from analytics.serving.histograms import bucket_quantile, finite_quantile
 
 INF = math.inf
 
@@ -36,6 +36,12 @@ def test_it_is_nan_without_an_inf_bucket_or_observations_or_two_buckets() -> Non
 def test_quantiles_outside_zero_to_one_are_infinite() -> None:
     assert bucket_quantile(-0.1, [(0.1, 1), (INF, 2)]) == -INF
     assert bucket_quantile(1.1, [(0.1, 1), (INF, 2)]) == INF
+
+
+def test_an_answer_carries_none_where_the_quantile_is_not_finite() -> None:
+    assert finite_quantile(0.95, [(0.1, 1), (0.5, 4), (1.0, 7), (INF, 8)]) == 1.0
+    assert finite_quantile(0.5, [(0.1, 1), (0.5, 4)]) is None  # NaN: no +Inf bucket
+    assert finite_quantile(1.1, [(0.1, 1), (INF, 2)]) is None  # +Inf
 
 
 def test_unsorted_duplicate_and_non_monotonic_buckets_are_repaired() -> None:

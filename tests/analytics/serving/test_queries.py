@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from analytics.serving import queries as serving
+from analytics.serving.latency import latency
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_rollups
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
@@ -67,11 +68,11 @@ def _check_restart_scenario_answers() -> None:
     cache = serving.prefix_cache("gpu-a", HOUR)
     assert cache["overall"] == {"hits": 200.0, "queries": 550.0, "hit_rate": 200 / 550}
     assert serving.kv_usage("gpu-a", HOUR) == [{"t": T0, "usage": 0.25, "max": 0.5}]
-    p50 = serving.latency("ttft", 0.5, "gpu-a", HOUR)
+    p50 = latency("ttft", 0.5, "gpu-a", HOUR)
     assert p50["overall"] == pytest.approx(0.46, abs=1e-12)
     assert p50["points"][0]["seconds"] == pytest.approx(0.46, abs=1e-12)
     # p95: rank 10.45 lies in the +Inf bucket -> the second-highest bound
-    assert serving.latency("ttft", 0.95, "gpu-a", HOUR)["overall"] == 1.0
+    assert latency("ttft", 0.95, "gpu-a", HOUR)["overall"] == 1.0
 
 
 def test_answers_from_raw_samples_treat_drops_and_new_created_times_as_resets(lake: Path) -> None:
