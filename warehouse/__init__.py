@@ -1,33 +1,31 @@
 """The warehouse: the only package that opens DuckDB/DuckLake (the ground floor).
 
-Callers `import warehouse` and use the names below; `warehouse.lake` holds the connection,
-the reads, the writes and the lake's settings (patch those there), `warehouse.schema` the
-migrations.
+Callers `import warehouse` and use the names below. `warehouse.lake` holds the connection,
+the reads, the writes and the lake's settings (patch those there),
+`warehouse.data_files` the Parquet files a load adds to a table as they are,
+`warehouse.migrations` applying the schema changes that `warehouse.schema` gathers.
 """
 
-from warehouse import lake
+from warehouse import data_files, lake
+from warehouse.data_files import add_data_file, local_table_dir
 from warehouse.lake import (
     ORPHANS_OLDER_THAN_HOURS,
     Conflict,
     Cursor,
     InvalidInput,
-    Migration,
     WarehouseError,
-    add_data_file,
-    all_migrations,
     close,
     cursor,
     fetch_all,
     fetch_one,
     is_embedded,
-    local_table_dir,
-    migrate,
     run_maintenance,
-    schema_version,
     single_threaded,
     transaction,
     write,
 )
+from warehouse.migrations import all_migrations, migrate, schema_version
+from warehouse.schema.migration import Migration
 
 __all__ = [
     "ORPHANS_OLDER_THAN_HOURS",
@@ -40,6 +38,7 @@ __all__ = [
     "all_migrations",
     "close",
     "cursor",
+    "data_files",
     "fetch_all",
     "fetch_one",
     "is_embedded",

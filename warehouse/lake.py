@@ -1,10 +1,12 @@
-"""The warehouse: the only module that opens DuckDB.
+"""The warehouse's connection: the only module that opens DuckDB.
 
 Owns the DuckLake attachment (SQLite catalog in WAL mode + Parquet by default, PostgreSQL
 catalog and S3 data at scale), the extensions loaded from their pip packages (nothing is
 downloaded at run time), per-thread cursors, the single-writer lock of the embedded
-catalog, versioned schema changes and maintenance. It must not know what the tables mean:
-queries live in analytics/queries/, loads in ingest/pipelines/.
+catalog, transactions and maintenance. It must not know what the tables mean: the schema
+and its versions are warehouse/schema/ and warehouse/migrations.py (neither is imported
+here), Parquet files that join a table are warehouse/data_files.py's, queries live in
+analytics/<topic>/, loads in ingest/pipelines/.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,24 +57,6 @@ InvalidInput = duckdb.InvalidInputException
 
 class WarehouseError(RuntimeError):
     """The warehouse could not be opened or written; the message is one line for users."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One versioned schema change; topics keep theirs in analytics/schema/<topic>.py."""
-
-    version: int
-    name: str
-    statements: tuple[str, ...]
-
-
-def all_migrations() -> list[Migration]:
-    from warehouse.schema import MIGRATIONS
-
-    versions = [m.version for m in MIGRATIONS]
-    if len(versions) != len(set(versions)):
-        raise WarehouseError(f"duplicate warehouse migration versions in {sorted(versions)}")
-    return sorted(MIGRATIONS, key=lambda m: m.version)
 
 
 # --- opening -----------------------------------------------------------------------------
@@ -164,8 +147,8 @@ def _open_database() -> duckdb.DuckDBPyConnection:
         else:
             Path(data_path).mkdir(parents=True, exist_ok=True)
         con.execute(
-            f"ATTACH {_literal(url)} AS {LAKE} "
-            f"(DATA_PATH {_literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d})"
+            f"ATTACH {literal(url)} AS {LAKE} "
+            f"(DATA_PATH {literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d})"
         )
         con.execute(f"USE {LAKE}")
     except duckdb.Error as exc:
@@ -176,7 +159,7 @@ def _open_database() -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _literal(value: str) -> str:
+def literal(value: str) -> str:
     """Quote an operator-supplied setting, or a path made from one, for statements that
     take no bound parameters (ATTACH, CREATE SECRET, COPY TO); request data never reaches
     these."""
@@ -187,14 +170,14 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection) -> None:
     endpoint = settings.FLEETSCOPE_S3_ENDPOINT
     options = [
         "TYPE s3",
-        f"KEY_ID {_literal(settings.FLEETSCOPE_S3_KEY_ID)}",
-        f"SECRET {_literal(settings.FLEETSCOPE_S3_SECRET)}",
-        f"REGION {_literal(settings.FLEETSCOPE_S3_REGION)}",
+        f"KEY_ID {literal(settings.FLEETSCOPE_S3_KEY_ID)}",
+        f"SECRET {literal(settings.FLEETSCOPE_S3_SECRET)}",
+        f"REGION {literal(settings.FLEETSCOPE_S3_REGION)}",
         f"USE_SSL {'true' if settings.FLEETSCOPE_S3_USE_SSL else 'false'}",
     ]
     if endpoint:
         # S3-compatible stores (MinIO, moto) are addressed by path, not virtual host.
-        options += [f"ENDPOINT {_literal(endpoint)}", "URL_STYLE 'path'"]
+        options += [f"ENDPOINT {literal(endpoint)}", "URL_STYLE 'path'"]
     con.execute("CREATE OR REPLACE SECRET fleetscope_s3 (" + ", ".join(options) + ")")
 
 
@@ -318,6 +301,13 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
             raise
 
 
+def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
+    try:
+        cur.execute("ROLLBACK")
+    except duckdb.Error:
+        log.debug("rollback after a failed transaction raised", exc_info=True)
+
+
 def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) -> T:
     """Run `work` in one warehouse transaction, committed or rolled back whole.
 
@@ -336,115 +326,6 @@ def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) 
         time.sleep(delay)
         delay *= 2
     raise AssertionError("unreachable")
-
-
-def local_table_dir(table: str) -> Path | None:
-    """The folder of a lake table's Parquet files when the data path is local (None for
-    S3), created if missing: a Parquet file written there can join the table through
-    add_data_file()."""
-    if settings.FLEETSCOPE_WAREHOUSE_DATA.startswith("s3://"):
-        return None
-    metadata = f"__ducklake_metadata_{LAKE}"
-    row = fetch_one(
-        f"""
-        SELECT m.value AS data_path, s.path AS schema_path, s.path_is_relative AS schema_rel,
-               t.path AS table_path, t.path_is_relative AS table_rel
-        FROM {metadata}.ducklake_table AS t
-        JOIN {metadata}.ducklake_schema AS s USING (schema_id)
-        JOIN {metadata}.ducklake_metadata AS m ON m.key = 'data_path' AND m.scope IS NULL
-        WHERE t.table_name = ? AND s.schema_name = 'main'
-          AND t.end_snapshot IS NULL AND s.end_snapshot IS NULL
-        """,
-        [table],
-    )
-    if row is None:
-        raise WarehouseError(f"no table {table} in the warehouse (run migrate)")
-    folder = Path(row["table_path"])
-    if row["table_rel"]:
-        folder = Path(row["schema_path"]) / folder
-        if row["schema_rel"]:
-            folder = Path(row["data_path"]) / folder
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-# A column with more distinct values than this in a row group is written without a
-# dictionary (DuckDB's default keeps one far longer): ids, shas, times and messages barely
-# repeat, and building their dictionaries cost 27 ms of the 180 ms that 130,000 agent
-# events took to write (median of 6, min of 5 each), for a 4% larger file. Agents, runs,
-# models and event kinds keep theirs.
-PARQUET_DICTIONARY_LIMIT = 1228
-# Parquet's version 2 encodings (delta-packed integers and times, delta-length strings):
-# 130,000 staged agent events write in 277-289 ms against 287-341 ms, into a file of
-# 0.96 MB against 2.56 MB, and read back faster (the load's reads 50 ms against 60 ms;
-# the runs API's queries on 1,000,000 such events 72-100 ms against 78-126 ms).
-PARQUET_VERSION = "V2"
-
-
-def copy_to_parquet(
-    cur: duckdb.DuckDBPyConnection, query: str, path: Path, params: Sequence[object] = ()
-) -> None:
-    """Write the rows of `query` (bound with `params`) to a Parquet file: on the calling
-    thread, outside any lake transaction."""
-    cur.execute(
-        f"COPY ({query}) TO {_literal(str(path))} "
-        f"(FORMAT parquet, DICTIONARY_SIZE_LIMIT {PARQUET_DICTIONARY_LIMIT}, "
-        f"PARQUET_VERSION {PARQUET_VERSION})",
-        list(params),
-    )
-
-
-def add_data_file(cur: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
-    """Make a Parquet file (columns named as the table's; those it lacks read as NULL)
-    part of `table` in the caller's transaction: its rows are not written again. From then
-    on the lake owns the file (merges and cleanup may delete it). A transaction that rolls
-    back leaves the file behind: run_maintenance() deletes it a day later."""
-    cur.execute(
-        f"CALL ducklake_add_data_files('{LAKE}', ?, ?, allow_missing => true)",
-        [table, str(path)],
-    )
-
-
-def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
-    try:
-        cur.execute("ROLLBACK")
-    except duckdb.Error:
-        log.debug("rollback after a failed transaction raised", exc_info=True)
-
-
-# --- schema ------------------------------------------------------------------------------
-
-
-def migrate() -> list[int]:
-    """Apply pending schema changes; returns the versions applied now."""
-
-    def apply(cur: duckdb.DuckDBPyConnection) -> list[int]:
-        cur.execute(
-            "CREATE TABLE IF NOT EXISTS schema_versions "
-            "(version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-        )
-        done = {int(r[0]) for r in cur.execute("SELECT version FROM schema_versions").fetchall()}
-        applied = []
-        # Every migration not yet applied runs, in version order; features own version
-        # ranges (see MIGRATIONS), so a later-numbered one may land before an earlier one.
-        for migration in all_migrations():
-            if migration.version in done:
-                continue
-            for statement in migration.statements:
-                cur.execute(statement)
-            cur.execute(
-                "INSERT INTO schema_versions VALUES (?, ?, now())",
-                [migration.version, migration.name],
-            )
-            applied.append(migration.version)
-        return applied
-
-    return write(apply)
-
-
-def schema_version() -> int:
-    row = fetch_one("SELECT coalesce(max(version), 0) AS v FROM schema_versions")
-    return int(row["v"]) if row else 0
 
 
 # --- maintenance -------------------------------------------------------------------------

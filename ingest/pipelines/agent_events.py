@@ -311,9 +311,9 @@ def stage_lines(lines: pa.Table, load: _Load, folder: Path, *, size: int) -> Sta
     try:
         stamped = [load.source, load.stamp]
         try:
-            warehouse.lake.copy_to_parquet(cur, _STAGE_SQL, file, stamped)
+            warehouse.data_files.copy_to_parquet(cur, _STAGE_SQL, file, stamped)
         except warehouse.InvalidInput:  # a line that is not JSON (the file is rewritten)
-            warehouse.lake.copy_to_parquet(cur, _STAGE_ANY_SQL, file, stamped)
+            warehouse.data_files.copy_to_parquet(cur, _STAGE_ANY_SQL, file, stamped)
         reduced = cur.execute(
             run_rollups.reduce_sql("read_parquet(?)", _STAGED_EXTRA.format(key_hash=KEY_HASH_SQL)),
             [str(file)],
@@ -471,7 +471,7 @@ def _stage_rows(
         else:
             staged.reduced = run_rollups.reduce_rows(cur, "staged_rows")
             staged.file = folder / f"fleetscope-{uuid.uuid4()}.parquet"
-            warehouse.lake.copy_to_parquet(cur, "SELECT * FROM staged_rows", staged.file)
+            warehouse.data_files.copy_to_parquet(cur, "SELECT * FROM staged_rows", staged.file)
     finally:
         cur.unregister("staged_rows")
     return staged

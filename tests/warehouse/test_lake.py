@@ -1,5 +1,6 @@
-"""The warehouse: embedded default, schema versions, maintenance, and the scale-out
-configuration (PostgreSQL catalog + S3 data path) on throwaway loopback servers."""
+"""The warehouse's connection: embedded default, transactions, maintenance, and the
+scale-out configuration (PostgreSQL catalog + S3 data path) on throwaway loopback
+servers."""
 
 import os
 import time
@@ -65,31 +66,6 @@ def test_loads_can_run_on_one_thread_and_the_setting_comes_back(
     warehouse.close()
 
 
-def test_staged_files_keep_dictionaries_only_for_values_that_repeat(
-    lake: Path, tmp_path: Path
-) -> None:
-    cur = warehouse.cursor()
-    cur.execute(
-        "CREATE TEMP TABLE staged AS SELECT 'task-' || (i % 5000) AS task, "
-        "'w' || (i % 600) AS agent, i AS source_line FROM range(40000) AS t(i)"
-    )
-    path = tmp_path / "staged.parquet"
-    warehouse.lake.copy_to_parquet(cur, "SELECT * FROM staged", path)
-    encodings = dict(
-        cur.execute(
-            "SELECT path_in_schema, encodings FROM parquet_metadata(?)", [str(path)]
-        ).fetchall()
-    )
-    # 5,000 values, each 8 times: DuckDB's default would build a dictionary for them.
-    # Parquet's version 2 encodings: delta-length strings, delta-packed integers.
-    assert encodings == {
-        "task": "DELTA_LENGTH_BYTE_ARRAY",
-        "agent": "RLE_DICTIONARY",
-        "source_line": "DELTA_BINARY_PACKED",
-    }
-    cur.execute("DROP TABLE staged")
-
-
 def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
     insert = "INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())"
     with warehouse.transaction() as cur:
@@ -103,12 +79,6 @@ def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
     with warehouse.transaction() as cur:  # the connection is usable again
         cur.execute(insert, ["after"])
     assert warehouse.fetch_one("SELECT count(*) AS n FROM read_positions") == {"n": 3}
-
-
-def test_migrations_are_applied_once(lake: Path) -> None:
-    assert warehouse.migrate() == []
-    versions = warehouse.fetch_all("SELECT version FROM schema_versions ORDER BY version")
-    assert [v["version"] for v in versions] == [m.version for m in warehouse.all_migrations()]
 
 
 def test_maintenance_keeps_every_row(lake: Path) -> None:

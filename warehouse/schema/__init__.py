@@ -7,8 +7,9 @@ metrics, 200-299 requests and tokens, 300-399 log adapters (Claude Code, Codex, 
 """
 
 from warehouse.schema import adapters, events, serving, tokens
+from warehouse.schema.migration import Migration
 
-MIGRATIONS = (
+MIGRATIONS: tuple[Migration, ...] = (
     *events.MIGRATIONS,
     *serving.MIGRATIONS,
     *tokens.MIGRATIONS,

@@ -6,7 +6,7 @@ transcript needs to resume mid-file (a Codex rollout names its session and model
 near its start). Never edit a migration that has shipped: append a new one.
 """
 
-from warehouse import Migration
+from warehouse.schema.migration import Migration
 
 MIGRATIONS = (
     Migration(

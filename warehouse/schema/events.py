@@ -4,7 +4,7 @@ per-run totals kept with them (ingest/pipelines/run_rollups.py maintains those).
 Never edit a migration that has shipped: append a new one in this topic's version range.
 """
 
-from warehouse import Migration
+from warehouse.schema.migration import Migration
 
 MIGRATIONS = (
     Migration(

@@ -5,7 +5,7 @@ rollups of the modelled metrics (see ingest/parsers/vllm.py) are kept for good, 
 ranges never read raw rows. Never edit a migration that has shipped: append a new one in 100-199.
 """
 
-from warehouse import Migration
+from warehouse.schema.migration import Migration
 
 MIGRATIONS = (
     Migration(

@@ -5,7 +5,7 @@ another encoding adds rows, not columns. Never edit a migration that has shipped
 a new one in this topic's range (200-299).
 """
 
-from warehouse import Migration
+from warehouse.schema.migration import Migration
 
 MIGRATIONS = (
     Migration(

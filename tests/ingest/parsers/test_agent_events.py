@@ -290,7 +290,7 @@ class TestValidation:
         # kept whole. A clean chunk never takes that statement.
         monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", 0)
         statements: list[str] = []
-        copy = warehouse.lake.copy_to_parquet
+        copy = warehouse.data_files.copy_to_parquet
 
         def spy(cur: object, query: str, path: Path, params: Sequence[object] = ()) -> None:
             statements.append(
@@ -298,7 +298,7 @@ class TestValidation:
             )
             copy(cur, query, path, params)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(warehouse.lake, "copy_to_parquet", spy)
+        monkeypatch.setattr(warehouse.data_files, "copy_to_parquet", spy)
         second = VALID.replace(b'"e1"', b'"e2"')
         assert reasons(VALID + second) == [None, None]
         assert statements == ["fast"]

@@ -1,0 +1,55 @@
+"""Applying the warehouse's schema changes: which ones exist, which have run, and running
+the rest.
+
+Owns the schema_versions table and the order migrations run in. The changes themselves
+live with their topics in warehouse/schema/; the connection and the write it applies them
+in are warehouse/lake.py's. Named migrations (not migrate) so that `warehouse.migrate`
+stays the function.
+"""
+
+from __future__ import annotations
+
+from warehouse.lake import Cursor, WarehouseError, fetch_one, write
+from warehouse.schema import MIGRATIONS
+from warehouse.schema.migration import Migration
+
+
+def all_migrations() -> list[Migration]:
+    """Every migration, in version order; two with the same version are an error."""
+    versions = [m.version for m in MIGRATIONS]
+    if len(versions) != len(set(versions)):
+        raise WarehouseError(f"duplicate warehouse migration versions in {sorted(versions)}")
+    return sorted(MIGRATIONS, key=lambda m: m.version)
+
+
+def migrate() -> list[int]:
+    """Apply pending schema changes; returns the versions applied now."""
+
+    def apply(cur: Cursor) -> list[int]:
+        cur.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions "
+            "(version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+        )
+        done = {int(r[0]) for r in cur.execute("SELECT version FROM schema_versions").fetchall()}
+        applied = []
+        # Every migration not yet applied runs, in version order; features own version
+        # ranges (see MIGRATIONS), so a later-numbered one may land before an earlier one.
+        for migration in all_migrations():
+            if migration.version in done:
+                continue
+            for statement in migration.statements:
+                cur.execute(statement)
+            cur.execute(
+                "INSERT INTO schema_versions VALUES (?, ?, now())",
+                [migration.version, migration.name],
+            )
+            applied.append(migration.version)
+        return applied
+
+    return write(apply)
+
+
+def schema_version() -> int:
+    """The highest version applied (0 before the first migration)."""
+    row = fetch_one("SELECT coalesce(max(version), 0) AS v FROM schema_versions")
+    return int(row["v"]) if row else 0
