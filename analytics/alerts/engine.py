@@ -48,7 +48,7 @@ from analytics.alerts.models import (
     Silence,
     Transition,
 )
-from analytics.alerts.rules import Finding, Rule, RuleError
+from analytics.alerts.rules import Finding, Rule, RuleError, build_rule
 from lib.durations import format_time
 
 log = logging.getLogger(__name__)
@@ -124,9 +124,11 @@ def compile_rules(rules: Iterable[AlertRule]) -> tuple[list[tuple[AlertRule, Rul
     compiled, errors = [], []
     for rule in rules:
         try:
-            compiled.append((rule, Rule.from_model(rule)))
+            built = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
         except RuleError as exc:
             errors.append(f"{rule.name}: {exc}")
+            continue
+        compiled.append((rule, built))
     return compiled, errors
 
 

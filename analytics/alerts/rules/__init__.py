@@ -1,0 +1,80 @@
+"""Alert rules, one class per kind: each reads its threshold, scope and params once
+(raising RuleError with a one-line reason when they make no sense) and `evaluate(facts,
+at)` returns one Finding per subject it watches: is the condition true at `at`, the value
+behind it, a one-line summary, and when the data says the condition began to hold.
+
+The state machine (ok -> pending -> firing -> resolved, `for`, notifications) is
+analytics.alerts.engine's; rules only answer "is it true now, and since when".
+
+This package owns the registry (RULES, build_rule) and these descriptions, which the rule
+editor shows; the classes live by what they watch: serving.py (instances), runs.py,
+spend.py, all built on base.py (Rule, Finding, RuleError), which imports none of them.
+
+Kinds, thresholds and params (durations are strings like `5m`, or numbers of seconds):
+- preemption_rate: threshold preemptions per second over `window` (default 5m), per
+  instance; counters are reset-adjusted at load, so a restart is never a burst.
+- kv_usage: threshold a fraction 0..1; true while every scrape's KV-cache usage (the
+  mean over the instance's engines) is at or above it, judged per minute (a minute
+  without samples ends the streak; a level that keeps dipping under never holds).
+- commit_stall: no landed commit for longer than `min_gap` (fixed), or than `factor` x the
+  run's mean gap between commits over `lookback` (default 3h) before its last commit, but
+  at least `floor` (adaptive; a run with fewer than `min_commits`, default 3, in that
+  lookback has no known pace yet and is not judged); only while the run still logs other
+  events (within `active_within`, default 15m, as the contract defines a stall) and has
+  not stopped.
+- commit_decay: threshold a fraction; the commit rate over `window` (default 1h) fell
+  below that fraction of the rate over the `baseline` (default 3h) before it, the
+  baseline having at least `min_commits` (default 10), while the run is still busy.
+- error_drift: the per-`bucket` (default 1h) error rate over the whole buckets of
+  `window` (default 24h) before now has
+  a significant rising trend (Mann-Kendall, as the error-rate API) with a Theil-Sen slope
+  per hour of at least the threshold (default 0).
+- target_down: the last scrape failed, or a configured target has not been scraped for
+  `stale` (default 3 intervals, at least 1m).
+- daily_spend: threshold USD (a team scope without one uses the team's daily budget);
+  token spend of the UTC day so far, logged or priced as the cost report prices it.
+
+Scopes: {} (every run or instance, or everything for daily_spend), {"run": name},
+{"instance": name}, {"team": name} (runs by the team's run patterns, instances by the
+scrape target's `team` label, spend by the team's run and source patterns).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analytics.alerts.rules.base import Finding, Rule, RuleError
+from analytics.alerts.rules.runs import CommitDecay, CommitStall, ErrorDrift
+from analytics.alerts.rules.serving import KvUsage, PreemptionRate, TargetDown
+from analytics.alerts.rules.spend import DailySpend
+
+__all__ = ["RULES", "Finding", "Rule", "RuleError", "build_rule"]
+
+
+RULES: dict[str, type[Rule]] = {
+    cls.kind.value: cls
+    for cls in (
+        PreemptionRate,
+        KvUsage,
+        CommitStall,
+        CommitDecay,
+        ErrorDrift,
+        TargetDown,
+        DailySpend,
+    )
+}
+
+
+def build_rule(
+    kind: str,
+    threshold: float | None,
+    scope: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    for_seconds: int = 0,
+) -> Rule:
+    cls = RULES.get(kind)
+    if cls is None:
+        raise RuleError(f"unknown rule kind {kind!r} (known: {', '.join(RULES)})")
+    if not isinstance(scope or {}, dict) or not isinstance(params or {}, dict):
+        raise RuleError("scope and params must be JSON objects")
+    return cls(threshold, scope, params, for_seconds)
