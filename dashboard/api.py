@@ -14,7 +14,6 @@ from analytics.serving.api import router as serving_router
 from analytics.tokens.api import router as tokens_router
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
-from ingest.requests_api import router as ingest_requests_router
 from lib.errors import NotFoundError, ParameterError
 
 api = NinjaAPI(
@@ -67,7 +66,6 @@ def health(request: HttpRequest) -> dict[str, Any]:
 
 api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])
-api.add_router("/ingest", ingest_requests_router, tags=["ingest"])
 api.add_router("/tokens", tokens_router, tags=["tokens"])
 api.add_router("/serving", serving_router, tags=["serving"])
 api.add_router("/costs", costs_router, tags=["costs"])

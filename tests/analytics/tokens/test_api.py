@@ -1,4 +1,4 @@
-"""analytics/tokens_api.py and ingest/requests_api.py through Django's test client."""
+"""analytics/tokens/api.py and ingest/api.py's /requests through Django's test client."""
 
 from pathlib import Path
 from typing import Any
