@@ -302,7 +302,7 @@ def test_every_writer_of_events_goes_through_run_rollups() -> None:
     writes = re.compile(r"\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM|MERGE\s+INTO)\s+events\b", re.I)
     writers = {
         str(path.relative_to(REPO))
-        for folder in ("analytics", "ingest", "dashboard")
+        for folder in ("warehouse", "analytics", "ingest", "dashboard")
         for path in (REPO / folder).rglob("*.py")
         if writes.search(path.read_text())
     }
@@ -314,5 +314,5 @@ def test_every_writer_of_events_goes_through_run_rollups() -> None:
         "ingest/pipelines/run_rollups.py",
         "ingest/pipelines/adapter_loading.py",
         "ingest/pipelines/claude_code.py",
-        "analytics/schema/adapters.py",
+        "warehouse/schema/adapters.py",
     }
