@@ -1,7 +1,7 @@
 """The warehouse: the only package that opens DuckDB/DuckLake (the ground floor).
 
 Callers `import warehouse` and use the names below. `warehouse.lake` holds the connection,
-the reads, the writes and the lake's settings (patch those there),
+the reads, the writes, the conflict retry and the lake's settings (patch those there),
 `warehouse.data_files` the Parquet files a load adds to a table as they are,
 `warehouse.migrations` applying the schema changes that `warehouse.schema` gathers.
 """
@@ -19,6 +19,7 @@ from warehouse.lake import (
     fetch_all,
     fetch_one,
     is_embedded,
+    retry_on_conflict,
     run_maintenance,
     single_threaded,
     transaction,
@@ -45,6 +46,7 @@ __all__ = [
     "lake",
     "local_table_dir",
     "migrate",
+    "retry_on_conflict",
     "run_maintenance",
     "schema_version",
     "single_threaded",

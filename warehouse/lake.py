@@ -3,10 +3,11 @@
 Owns the DuckLake attachment (SQLite catalog in WAL mode + Parquet by default, PostgreSQL
 catalog and S3 data at scale), the extensions loaded from their pip packages (nothing is
 downloaded at run time), per-thread cursors, the single-writer lock of the embedded
-catalog, transactions and maintenance. It must not know what the tables mean: the schema
-and its versions are warehouse/schema/ and warehouse/migrations.py (neither is imported
-here), Parquet files that join a table are warehouse/data_files.py's, queries live in
-analytics/<topic>/, loads in ingest/pipelines/.
+catalog, transactions and the one retry of a conflicting write (retry_on_conflict), and
+maintenance. It must not know what the tables mean: the schema and its versions are
+warehouse/schema/ and warehouse/migrations.py (neither is imported here), Parquet files
+that join a table are warehouse/data_files.py's, queries live in analytics/<topic>/,
+loads in ingest/pipelines/.
 """
 
 from __future__ import annotations
@@ -311,20 +312,40 @@ def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
 def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) -> T:
     """Run `work` in one warehouse transaction, committed or rolled back whole.
 
-    Conflicts with other writers are retried with backoff; `work` must therefore be
-    safe to run again (it reads its own inputs inside the transaction).
+    Conflicts with other writers are retried (retry_on_conflict); `work` must therefore
+    be safe to run again (it reads its own inputs inside the transaction).
     """
-    delay = 0.1
+
+    def in_transaction() -> T:
+        with transaction() as cur:
+            return work(cur)
+
+    return retry_on_conflict(in_transaction, attempts=attempts)
+
+
+def retry_on_conflict(
+    work: Callable[[], T],
+    *,
+    attempts: int = 5,
+    before_retry: Callable[[], object] | None = None,
+) -> T:
+    """Run `work` again while it conflicts with another writer (Conflict), up to
+    `attempts` times in all, then raise WarehouseError. `work` opens its own transactions,
+    each rolled back whole by the conflict, so it must be safe to run again.
+
+    The pause before a retry doubles from 0.1 s (0.1, 0.2, 0.4, 0.8 s for 5 attempts), so
+    writers that collided do not collide again at once; `before_retry` then runs, to read
+    again what the next attempt starts from (a load's stored read position)."""
     for attempt in range(1, attempts + 1):
         try:
-            with transaction() as cur:
-                return work(cur)
-        except duckdb.TransactionException as exc:
+            return work()
+        except Conflict as exc:
             if attempt == attempts:
                 raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
             log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
-        time.sleep(delay)
-        delay *= 2
+        time.sleep(0.1 * 2 ** (attempt - 1))
+        if before_retry is not None:
+            before_retry()
     raise AssertionError("unreachable")
 
 

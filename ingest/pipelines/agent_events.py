@@ -13,9 +13,7 @@ are stored already and, when none is, adds the chunk's Parquet file to events as
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Generator, Iterable
@@ -49,7 +47,6 @@ from ingest.pipelines.loading import (
 from ingest.sources import files
 
 SOURCE_KIND = parser.SOURCE_KIND
-logger = logging.getLogger(__name__)
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is worth drawing
 # Several chunks are loaded in one transaction, up to this many bytes: each transaction
 # costs ~0.1 s of CPU of its own (the lake's snapshot, the position, the commit, and the
@@ -61,7 +58,6 @@ PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is wo
 # at the same peak memory (its peak is while two chunks are parsed, not at the commit);
 # the totals' columns of a transaction's events wait in memory until it commits.
 COMMIT_BYTES = 256 * 1024 * 1024
-CONFLICT_ATTEMPTS = 5
 # Each chunk is parsed whole in memory (its bytes, its lines, DuckDB's rows while they are
 # written), and the next PARSE_AHEAD are parsed while one loads. A file with more than half
 # a chunk to read is cut into a multiple of PARSE_AHEAD chunks (even_chunk_bytes). Every
@@ -631,29 +627,30 @@ def ingest_file(
     """Load what is new in one file; returns the summary and the position reached."""
     summary = IngestSummary()
     source = str(log.path)
-    conflicts = 0
-    while True:
-        try:
-            reached = _ingest_from(
-                log,
-                source,
-                (stored, resume_from(log, stored)),
-                summary,
-                progress,
-                (chunk_bytes or CHUNK_BYTES, commit_bytes or COMMIT_BYTES),
-            )
-            return summary, reached
-        except PositionMoved:
-            # Another process loaded what we parsed: go on from where it got to.
-            stored = read_position(SOURCE_KIND, source)
-        except warehouse.Conflict as exc:
-            # Rolled back whole: after a pause, start again from the stored position.
-            conflicts += 1
-            if conflicts == CONFLICT_ATTEMPTS:
-                raise warehouse.WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
-            logger.warning("agent-event load conflicted (attempt %d): %s", conflicts, exc)
-            time.sleep(0.1 * 2 ** (conflicts - 1))
-            stored = read_position(SOURCE_KIND, source)
+
+    def load_rest() -> Position:
+        nonlocal stored
+        while True:
+            try:
+                return _ingest_from(
+                    log,
+                    source,
+                    (stored, resume_from(log, stored)),
+                    summary,
+                    progress,
+                    (chunk_bytes or CHUNK_BYTES, commit_bytes or COMMIT_BYTES),
+                )
+            except PositionMoved:
+                # Another process loaded what we parsed: go on from where it got to.
+                stored = read_position(SOURCE_KIND, source)
+
+    def read_stored() -> None:
+        # A conflicting transaction was rolled back whole: start again from the position
+        # stored now (committed transactions before it stay loaded).
+        nonlocal stored
+        stored = read_position(SOURCE_KIND, source)
+
+    return summary, warehouse.retry_on_conflict(load_rest, before_retry=read_stored)
 
 
 def _staging_dirs() -> tuple[Path | None, Path]:

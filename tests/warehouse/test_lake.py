@@ -1,11 +1,12 @@
-"""The warehouse's connection: embedded default, transactions, maintenance, and the
-scale-out configuration (PostgreSQL catalog + S3 data path) on throwaway loopback
-servers."""
+"""The warehouse's connection: embedded default, transactions and the conflict retry,
+maintenance, and the scale-out configuration (PostgreSQL catalog + S3 data path) on
+throwaway loopback servers."""
 
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -79,6 +80,69 @@ def test_a_transaction_commits_whole_or_not_at_all(lake: Path) -> None:
     with warehouse.transaction() as cur:  # the connection is usable again
         cur.execute(insert, ["after"])
     assert warehouse.fetch_one("SELECT count(*) AS n FROM read_positions") == {"n": 3}
+
+
+def test_a_write_conflicting_once_is_rolled_back_and_run_again(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warehouse.lake.time, "sleep", lambda seconds: None)
+    insert = "INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())"
+    attempts: list[int] = []
+
+    def work(cur: warehouse.Cursor) -> int:
+        attempts.append(len(attempts) + 1)
+        cur.execute(insert, [f"attempt-{attempts[-1]}"])
+        if len(attempts) == 1:
+            raise warehouse.Conflict("Conflict on tuple deletion!")
+        return attempts[-1]
+
+    assert warehouse.write(work) == 2
+    rows = warehouse.fetch_all("SELECT source FROM read_positions")
+    assert [r["source"] for r in rows] == ["attempt-2"]
+
+
+def test_work_that_conflicts_twice_runs_three_times_with_doubling_pauses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(warehouse.lake.time, "sleep", pauses.append)
+    runs: list[int] = []
+    reread: list[int] = []
+
+    def work() -> str:
+        runs.append(len(runs) + 1)
+        if len(runs) < 3:
+            raise warehouse.Conflict("Conflict on tuple deletion!")
+        return "done"
+
+    result = warehouse.retry_on_conflict(work, before_retry=lambda: reread.append(len(runs)))
+    assert result == "done"
+    assert runs == [1, 2, 3]
+    assert pauses == [0.1, 0.2]
+    assert reread == [1, 2]  # after each pause, before the next run
+
+
+@pytest.mark.parametrize(
+    ("options", "pauses"), [({}, [0.1, 0.2, 0.4, 0.8]), ({"attempts": 2}, [0.1])]
+)
+def test_work_that_always_conflicts_fails_in_one_line_after_its_attempts(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], pauses: list[float]
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(warehouse.lake.time, "sleep", slept.append)
+    runs: list[int] = []
+
+    def work() -> None:
+        runs.append(len(runs) + 1)
+        raise warehouse.Conflict("Conflict on tuple deletion!")
+
+    with pytest.raises(
+        warehouse.WarehouseError,
+        match=r"^warehouse write kept conflicting: Conflict on tuple deletion!$",
+    ):
+        warehouse.retry_on_conflict(work, **options)
+    assert len(runs) == options.get("attempts", 5)  # five by default
+    assert slept == pytest.approx(pauses)
 
 
 def test_maintenance_keeps_every_row(lake: Path) -> None:

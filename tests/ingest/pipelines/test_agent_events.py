@@ -290,14 +290,24 @@ def test_a_conflicting_transaction_is_loaded_again_from_the_stored_position(
     assert count("SELECT count(*) FROM events") == 300
     assert count("SELECT sum(events) FROM run_rollups") == 300
 
+    attempts: list[int] = []
+
     def always_conflict(*args: object, **kwargs: object) -> tuple[int, int]:
+        attempts.append(len(attempts) + 1)
         raise duckdb.TransactionException("Conflict on tuple deletion!")
 
     log.write_bytes(log.read_bytes() + event(300))
     monkeypatch.setattr(pipeline, "load_chunk", always_conflict)
-    monkeypatch.setattr(pipeline.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(warehouse.lake.time, "sleep", lambda seconds: None)
     with pytest.raises(warehouse.WarehouseError, match="kept conflicting"):
         run_agent_events([str(log)])
+    assert attempts == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]  # warehouse.retry_on_conflict's five, from the stored position
     assert count("SELECT count(*) FROM events") == 300
     assert stray_files() == []
 
