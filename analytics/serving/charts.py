@@ -1,8 +1,10 @@
 """Plotly figures of the Serving and Overview pages. Rows in, figures out; never queries.
 
-Each figure is a set of named time series on one UTC time axis; the Overview figure
-stacks a run's commits and error rate over the instances' KV usage and preemptions on
-one shared axis, so a slowdown in landing lines up with its cause.
+Each figure is a set of named time series on one UTC time axis: one builder per chart of
+the instance page (KV usage, queue, preemptions, prefix cache, latency, throughput) and
+of the fleet page, each taking the rows its question in analytics/serving/ answers. The
+Overview figure stacks a run's commits and error rate over the instances' KV usage and
+preemptions on one shared axis, so a slowdown in landing lines up with its cause.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from plotly.subplots import make_subplots
 from analytics import charts
 
 Series = Sequence[tuple[datetime, float | None]]
+Rows = Sequence[Mapping[str, Any]]  # answer points: {"t": datetime, <value keys>...}
 
 PALETTE = (
     charts.COLORS["primary"],
@@ -83,6 +86,72 @@ def time_series_figure(
         ]
     fig.update_layout(**layout)
     return fig
+
+
+def _points(rows: Rows, key: str) -> list[tuple[datetime, float | None]]:
+    return [(r["t"], r[key]) for r in rows]
+
+
+def kv_figure(mean: Rows, by_engine: Mapping[str, Rows]) -> go.Figure:
+    """KV-cache usage of the instance (kv_usage() points), and of each engine when given."""
+    series = {"mean": _points(mean, "usage")}
+    for engine, rows in by_engine.items():
+        series[f"engine {engine}"] = _points(rows, "usage")
+    return time_series_figure(series, y_title="usage", y_format=".0%", y_range=(0, 1.05))
+
+
+def queue_figure(rows: Rows) -> go.Figure:
+    """Running and waiting requests (queue() points)."""
+    return time_series_figure(
+        {"running": _points(rows, "running"), "waiting": _points(rows, "waiting")},
+        y_title="requests (mean)",
+    )
+
+
+def preemptions_figure(rows: Rows) -> go.Figure:
+    """Preemptions per bucket, as bars (preemptions()["points"])."""
+    return time_series_figure(
+        {"preemptions": _points(rows, "preemptions")}, y_title="preemptions", kind="bar"
+    )
+
+
+def prefix_cache_figure(rows: Rows) -> go.Figure:
+    """Prefix-cache hit rate (prefix_cache()["points"])."""
+    return time_series_figure(
+        {"hit rate": _points(rows, "hit_rate")},
+        y_title="hits / queries",
+        y_format=".0%",
+        y_range=(0, 1.05),
+    )
+
+
+def latency_figure(by_quantile: Mapping[float, Rows]) -> go.Figure:
+    """One line per quantile, named p50, p95...: quantile -> latency()["points"]."""
+    series = {f"p{round(q * 100)}": _points(rows, "seconds") for q, rows in by_quantile.items()}
+    return time_series_figure(series, y_title="seconds")
+
+
+def throughput_figure(rows: Rows) -> go.Figure:
+    """Prompt and generation tokens per second (throughput() points)."""
+    return time_series_figure(
+        {
+            "prompt tokens/s": _points(rows, "prompt_tokens_per_s"),
+            "generation tokens/s": _points(rows, "generation_tokens_per_s"),
+        },
+        y_title="tokens per second",
+    )
+
+
+def fleet_kv_figure(by_instance: Mapping[str, Rows]) -> go.Figure:
+    """Every instance's KV usage: instance -> fleet_series()[instance]["kv_usage"]."""
+    series = {name: _points(rows, "usage") for name, rows in by_instance.items()}
+    return time_series_figure(series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05))
+
+
+def fleet_preemptions_figure(by_instance: Mapping[str, Rows]) -> go.Figure:
+    """Every instance's preemptions, stacked: instance -> its "preemptions" points."""
+    series = {name: _points(rows, "preemptions") for name, rows in by_instance.items()}
+    return time_series_figure(series, y_title="preemptions", kind="bar")
 
 
 def overview_figure(

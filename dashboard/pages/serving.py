@@ -1,7 +1,8 @@
 """The Serving pages: every instance at a glance, one instance in depth (KV usage, queue,
 preemptions, prefix-cache hit rate, latency quantiles, throughput, KV capacity and the
-last scrape error), and the chart JSON both load. Views only: answers come from
-analytics.queries.serving, figures from analytics.serving_charts; no SQL here.
+last scrape error), and the chart JSON both load. Views only: they parse the request,
+ask analytics/serving/ (queries, latency, capacity) and hand the answers to the figure
+builders of analytics/serving/charts.py; no SQL and no figure construction here.
 """
 
 from __future__ import annotations
@@ -181,70 +182,41 @@ def save_model_config(request: HttpRequest) -> HttpResponse:
 
 
 # --- chart JSON -------------------------------------------------------------------------
-
-
-def _points(rows: list[dict[str, Any]], key: str) -> list[tuple[datetime, float | None]]:
-    return [(r["t"], r[key]) for r in rows]
+# Each instance chart reads its answers and hands them to its builder in serving/charts.py.
 
 
 def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
     def build(instance: str, w: serving.Window, engine: str | None) -> Any:
-        series = {
-            f"p{round(q * 100)}": _points(
-                latency(metric, q, instance, w, engine)["points"], "seconds"
-            )
-            for q in QUANTILES
-        }
-        return serving_charts.time_series_figure(series, y_title="seconds")
+        return serving_charts.latency_figure(
+            {q: latency(metric, q, instance, w, engine)["points"] for q in QUANTILES}
+        )
 
     return build
 
 
 def _kv(instance: str, w: serving.Window, engine: str | None) -> Any:
-    series = {"mean": _points(serving.kv_usage(instance, w, engine), "usage")}
-    row = serving.require_instance(instance)
-    if engine is None and (row["engines"] or 1) > 1:
-        for e in range(row["engines"]):
-            series[f"engine {e}"] = _points(serving.kv_usage(instance, w, str(e)), "usage")
-    return serving_charts.time_series_figure(
-        series, y_title="usage", y_format=".0%", y_range=(0, 1.05)
-    )
+    mean = serving.kv_usage(instance, w, engine)
+    engines = serving.require_instance(instance)["engines"] or 1
+    by_engine = {}
+    if engine is None and engines > 1:  # the whole instance: each engine's line too
+        by_engine = {str(e): serving.kv_usage(instance, w, str(e)) for e in range(engines)}
+    return serving_charts.kv_figure(mean, by_engine)
 
 
 def _queue(instance: str, w: serving.Window, engine: str | None) -> Any:
-    rows = serving.queue(instance, w, engine)
-    return serving_charts.time_series_figure(
-        {"running": _points(rows, "running"), "waiting": _points(rows, "waiting")},
-        y_title="requests (mean)",
-    )
+    return serving_charts.queue_figure(serving.queue(instance, w, engine))
 
 
 def _preemptions(instance: str, w: serving.Window, engine: str | None) -> Any:
-    rows = serving.preemptions(instance, w, engine)["points"]
-    return serving_charts.time_series_figure(
-        {"preemptions": _points(rows, "preemptions")}, y_title="preemptions", kind="bar"
-    )
+    return serving_charts.preemptions_figure(serving.preemptions(instance, w, engine)["points"])
 
 
 def _prefix(instance: str, w: serving.Window, engine: str | None) -> Any:
-    rows = serving.prefix_cache(instance, w, engine)["points"]
-    return serving_charts.time_series_figure(
-        {"hit rate": _points(rows, "hit_rate")},
-        y_title="hits / queries",
-        y_format=".0%",
-        y_range=(0, 1.05),
-    )
+    return serving_charts.prefix_cache_figure(serving.prefix_cache(instance, w, engine)["points"])
 
 
 def _throughput(instance: str, w: serving.Window, engine: str | None) -> Any:
-    rows = serving.throughput(instance, w, engine)
-    return serving_charts.time_series_figure(
-        {
-            "prompt tokens/s": _points(rows, "prompt_tokens_per_s"),
-            "generation tokens/s": _points(rows, "generation_tokens_per_s"),
-        },
-        y_title="tokens per second",
-    )
+    return serving_charts.throughput_figure(serving.throughput(instance, w, engine))
 
 
 INSTANCE_CHARTS: dict[str, Callable[[str, serving.Window, str | None], Any]] = {
@@ -286,16 +258,9 @@ def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
         w = _window(None, page)
     except ParameterError as exc:
         return _problem(exc)
-    series: dict[str, list[tuple[datetime, float | None]]] = {}
-    for instance, data in sorted(serving.fleet_series(w).items()):
-        if name == "kv":
-            series[instance] = _points(data["kv_usage"], "usage")
-        else:
-            series[instance] = _points(data["preemptions"], "preemptions")
+    fleet = sorted(serving.fleet_series(w).items())
     if name == "kv":
-        fig = serving_charts.time_series_figure(
-            series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05)
-        )
+        fig = serving_charts.fleet_kv_figure({i: data["kv_usage"] for i, data in fleet})
     else:
-        fig = serving_charts.time_series_figure(series, y_title="preemptions", kind="bar")
+        fig = serving_charts.fleet_preemptions_figure({i: data["preemptions"] for i, data in fleet})
     return _json(fig)
