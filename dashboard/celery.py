@@ -114,6 +114,5 @@ def setup_from_django() -> None:
     app.conf.beat_schedule_filename = str(settings.DATA_DIR / "celerybeat-schedule")
 
 
+# Each installed app's tasks.py (ingest.tasks, analytics.tasks), imported once Django is set up.
 app.autodiscover_tasks()
-# Serving-metrics tasks live in ingest/serving_tasks.py, beside the ingest app's tasks.py.
-app.autodiscover_tasks(related_name="serving_tasks")

@@ -1,9 +1,14 @@
-"""Celery tasks for ingestion: thin wrappers around the pipelines (each also a command)."""
+"""Celery tasks for ingestion, thin wrappers scheduled in dashboard/celery.py: the folder
+tails (by hand, `manage.py ingest`), the vLLM scrape tick (`manage.py scrape`) and the
+retention of raw serving samples. Names are explicit (`name=`): the beat schedule and
+queued messages refer to them, so moving a task to another module never renames it.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from celery import shared_task
@@ -13,6 +18,7 @@ from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.codex import run_codex
 from ingest.pipelines.loading import IngestSummary
+from ingest.scrape_targets import run_retention, scrape_due_targets
 from ingest.sources.files import SourceError
 
 log = logging.getLogger(__name__)
@@ -55,3 +61,16 @@ def tail_transcripts() -> dict[str, Any]:
     folders in FLEETSCOPE_TAIL_CLAUDE_CODE and FLEETSCOPE_TAIL_CODEX (a line still being
     written waits for the next pass)."""
     return _tail(_TRANSCRIPT_SOURCES)
+
+
+@shared_task(name="ingest.scrape_vllm_targets", ignore_result=True)
+def scrape_vllm_targets() -> dict[str, int]:
+    """Scrape every due target; load the spool (and roll up closed minutes) when due."""
+    return scrape_due_targets()
+
+
+@shared_task(name="ingest.serving_retention", ignore_result=True)
+def serving_retention() -> str | None:
+    """Delete raw serving samples past the retention window (already rolled up)."""
+    cutoff: datetime | None = run_retention()
+    return cutoff.isoformat() if cutoff else None

@@ -1,16 +1,21 @@
-"""The tail task for live Claude Code and Codex sessions, and its beat entry."""
+"""The tail task for live Claude Code and Codex sessions, and its beat entry; every beat
+entry names a task the worker registers (autodiscovered from each app's tasks.py)."""
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import warehouse
 from dashboard.celery import _beat_schedule
-from ingest.tasks import tail_transcripts
+from ingest.tasks import scrape_vllm_targets, serving_retention, tail_transcripts
 from tests.conftest import FIXTURE_ROOT
 
 FIXTURES = FIXTURE_ROOT / "agent-logs"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_it_reads_what_live_sessions_appended(lake: Path, tmp_path: Path, settings: object) -> None:
@@ -41,6 +46,40 @@ def test_the_beat_runs_it_on_the_tail_schedule_and_drops_late_runs() -> None:
     assert entry["task"] == "ingest.tail_transcripts"
     assert entry["schedule"].total_seconds() == 45
     assert entry["options"] == {"expires": 45}
+
+
+def registered_by_a_fresh_worker() -> set[str]:
+    """The task names a new process registers by autodiscovery alone, as a worker does at
+    start-up (this test module's own imports would hide a task nothing discovers)."""
+    script = (
+        "import django; django.setup(); from dashboard.celery import app; "
+        "app.loader.import_default_modules(); print(*sorted(app.tasks), sep='\\n')"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
+def test_every_beat_entry_names_a_task_a_fresh_worker_registers() -> None:
+    tasks = {entry["task"] for entry in _beat_schedule(30).values()}
+    assert tasks == {
+        "ingest.tail_agent_events",
+        "ingest.tail_transcripts",
+        "ingest.scrape_vllm_targets",
+        "ingest.serving_retention",
+        "analytics.send_daily_cost_report",
+        "analytics.evaluate_alerts",
+        "analytics.maintain_warehouse",
+    }
+    assert tasks - registered_by_a_fresh_worker() == set()
+
+
+def test_the_serving_tasks_keep_their_names_in_ingest_tasks() -> None:
+    assert scrape_vllm_targets.name == "ingest.scrape_vllm_targets"
+    assert serving_retention.name == "ingest.serving_retention"
 
 
 @pytest.fixture(autouse=True)
