@@ -14,8 +14,9 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
-from analytics.alerts import engine
 from analytics.alerts.models import AlertRule, AlertStateName, Channel, ChannelKind, Silence
+from analytics.alerts.preview import preview
+from analytics.alerts.queries import alert_states
 from analytics.alerts.rules import RuleError, build_rule
 from lib.durations import format_time, parse_duration, parse_time
 from lib.errors import NotFoundError, ParameterError
@@ -61,7 +62,7 @@ def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[dict[str, Any]
             "value": s.value,
             "evaluated_at": format_time(s.evaluated_at),
         }
-        for s in engine.alert_states(params.state)
+        for s in alert_states(params.state)
     ]
 
 
@@ -267,7 +268,7 @@ def preview_rule(request: HttpRequest, body: RuleIn, params: Query[PreviewIn]) -
     evaluated every minute as the scheduler would."""
     for_seconds, _ = validated_rule(body)
     rule = build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
-    return engine.preview(rule, *preview_range(params.hours, params.end))
+    return preview(rule, *preview_range(params.hours, params.end))
 
 
 @rules_router.get("/{rule_id}/preview", response=PreviewOut, url_name="alert_rule_preview")
@@ -281,7 +282,7 @@ def preview_saved_rule(
         compiled = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
     except RuleError as exc:
         raise ParameterError(str(exc)) from None
-    return engine.preview(compiled, *preview_range(params.hours, params.end))
+    return preview(compiled, *preview_range(params.hours, params.end))
 
 
 class SilenceIn(Schema):

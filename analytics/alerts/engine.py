@@ -1,15 +1,11 @@
-"""The alert state machine: evaluate every enabled rule as of a time, move each (rule,
-subject) through ok -> pending -> firing -> resolved, record every change with the
+"""Alert evaluation: evaluate every enabled rule as of a time, move each (rule, subject)
+through the state machine of analytics.alerts.state, record every change with the
 evaluation that caused it, and queue notifications (one when an alert fires, one when it
 resolves, reminders every `repeat_seconds` while it fires); analytics.alerts.delivery
 sends them.
 
-- A condition that holds goes to `pending`, and to `firing` once it has held for the
-  rule's `for` (measured from when the data says it began, so a backfill with `--at`
-  agrees with live evaluation); with `for` = 0 it fires at once.
-- A pending condition that stops holding goes back to `ok` quietly; a firing one goes to
-  `resolved` (and notifies). A subject no longer reported (a run out of scope) stops
-  holding.
+- A subject no longer reported (a run out of scope) stops holding: a pending alert goes
+  back to `ok` quietly, a firing one resolves (and notifies).
 - Two workers evaluating at once: each change is a conditional UPDATE on the state's
   `version` (or an INSERT guarded by the unique (rule, subject)); the loser skips, so a
   change, and its notifications, happen once. Reminders are claimed the same way on
@@ -18,8 +14,8 @@ sends them.
   `silenced` instead of sending them; a resolve whose firing notice was silenced is
   silenced too.
 
-`preview()` runs the same machine in memory over a past range (no writes), for the rule
-editor.
+The same machine runs in memory, without writes, in analytics.alerts.preview; what the
+pages list is read by analytics.alerts.queries.
 """
 
 from __future__ import annotations
@@ -33,10 +29,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from analytics.alerts.facts import MINUTE, Facts, epoch, floor_minute
+from analytics.alerts.facts import Facts
 from analytics.alerts.models import (
     AlertRule,
     AlertState,
@@ -49,51 +44,10 @@ from analytics.alerts.models import (
     Transition,
 )
 from analytics.alerts.rules import Finding, Rule, RuleError, build_rule
+from analytics.alerts.state import FIRING, OK, PENDING, RESOLVED, Step, next_states
 from lib.durations import format_time
 
 log = logging.getLogger(__name__)
-
-OK, PENDING, FIRING, RESOLVED = (
-    AlertStateName.OK,
-    AlertStateName.PENDING,
-    AlertStateName.FIRING,
-    AlertStateName.RESOLVED,
-)
-QUIET = (OK, RESOLVED)
-
-
-@dataclass
-class Step:
-    """What one finding does to one state: the states passed through, in order."""
-
-    states: list[AlertStateName]
-    active_since: datetime | None
-
-
-def next_states(
-    current: AlertStateName,
-    finding: Finding,
-    active_since: datetime | None,
-    for_s: int,
-    at: datetime,
-) -> Step:
-    """The pure state machine (no I/O): where `current` goes given `finding` at `at`."""
-    if not finding.active:
-        if current == FIRING:
-            return Step([RESOLVED], None)
-        if current == PENDING:
-            return Step([OK], None)
-        return Step([], None)
-    since = finding.since or (active_since if current in (PENDING, FIRING) else None) or at
-    since = min(since, at)
-    if current == FIRING:
-        return Step([], since)
-    due = (at - since).total_seconds() >= for_s
-    if current == PENDING:
-        return Step([FIRING] if due else [], since)
-    if for_s == 0:
-        return Step([FIRING], since)
-    return Step([PENDING, FIRING] if due else [PENDING], since)
 
 
 @dataclass
@@ -386,97 +340,3 @@ def prune_evaluations(now: datetime | None = None) -> int:
     cutoff = (now or timezone.now()) - KEEP_QUIET_EVALUATIONS
     deleted, _ = Evaluation.objects.filter(started_at__lt=cutoff, changes__isnull=True).delete()
     return deleted
-
-
-@dataclass
-class Incident:
-    subject: str
-    pending_at: datetime | None
-    fired_at: datetime | None
-    resolved_at: datetime | None
-    peak: float | None
-    summary: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "subject": self.subject,
-            "pending_at": format_time(self.pending_at),
-            "fired_at": format_time(self.fired_at),
-            "resolved_at": format_time(self.resolved_at),
-            "peak": self.peak,
-            "summary": self.summary,
-        }
-
-
-def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) -> dict[str, Any]:
-    """What `rule` would have done over [start, end], evaluated every `step_s` (at the last
-    second of each minute, so each minute's data is complete), without writing anything."""
-    first = floor_minute(epoch(start)) + MINUTE - 1
-    times = [datetime.fromtimestamp(t, tz=UTC) for t in range(first, int(epoch(end)) + 1, step_s)]
-    if not times:
-        return {
-            "evaluations": 0,
-            "incidents": [],
-            "start": format_time(start),
-            "end": format_time(end),
-        }
-    facts = Facts(times[0], times[-1], rule.horizon())
-    current: dict[str, AlertStateName] = {}
-    active_since: dict[str, datetime | None] = {}
-    open_incidents: dict[str, Incident] = {}
-    incidents: list[Incident] = []
-    for at in times:
-        findings = {f.subject: f for f in rule.evaluate(facts, at)}
-        for subject in set(current) - set(findings):
-            findings[subject] = Finding(subject, False, None, "no longer reported")
-        for subject, finding in findings.items():
-            state = current.get(subject, OK)
-            step = next_states(state, finding, active_since.get(subject), rule.for_seconds, at)
-            active_since[subject] = step.active_since
-            incident = open_incidents.get(subject)
-            if incident is not None and finding.value is not None:
-                peak = incident.peak
-                incident.peak = finding.value if peak is None else max(peak, finding.value)
-            for to_state in step.states:
-                if to_state == PENDING:
-                    open_incidents[subject] = Incident(
-                        subject, at, None, None, finding.value, finding.summary
-                    )
-                elif to_state == FIRING:
-                    incident = open_incidents.setdefault(
-                        subject, Incident(subject, None, None, None, finding.value, finding.summary)
-                    )
-                    incident.fired_at = at
-                    incident.summary = finding.summary
-                    incidents.append(incident)
-                elif to_state == RESOLVED:
-                    open_incidents.pop(subject).resolved_at = at
-                elif to_state == OK:
-                    open_incidents.pop(subject, None)
-            if step.states:
-                current[subject] = step.states[-1]
-    return {
-        "start": format_time(times[0]),
-        "end": format_time(times[-1]),
-        "evaluations": len(times),
-        "incidents": [i.as_dict() for i in incidents],
-    }
-
-
-def alert_states(state: str | None = None) -> Any:
-    """Alerts of enabled rules that are pending, firing or resolved (every state but `ok`),
-    newest first; `state` picks one. A disabled rule's alerts stay as they were, hidden,
-    and carry on from there if it is enabled again."""
-    rows = AlertState.objects.select_related("rule").filter(rule__enabled=True).exclude(state=OK)
-    if state:
-        rows = rows.filter(state=state)
-    return rows.order_by("-since")
-
-
-def recent_transitions(limit: int = 100, rule: AlertRule | None = None) -> Any:
-    rows = Transition.objects.select_related("alert__rule", "evaluation").filter(
-        Q(to_state=FIRING) | Q(to_state=RESOLVED) | Q(to_state=PENDING)
-    )
-    if rule is not None:
-        rows = rows.filter(alert__rule=rule)
-    return rows.order_by("-at", "-id")[:limit]

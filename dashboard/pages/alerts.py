@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST
 from analytics import charts
 from analytics.alerts import charts as alert_charts
 from analytics.alerts import engine, rules
+from analytics.alerts import preview as alert_preview
 from analytics.alerts.api import read_seconds
 from analytics.alerts.models import (
     AlertRule,
@@ -38,6 +39,7 @@ from analytics.alerts.models import (
     RuleKind,
     Silence,
 )
+from analytics.alerts.queries import alert_states, recent_transitions
 from analytics.alerts.rules import Rule, RuleError, build_rule
 from lib.durations import format_duration, format_time, parse_duration, parse_time
 from lib.errors import ParameterError
@@ -241,9 +243,7 @@ class SilenceForm(forms.Form):
 def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
     now = timezone.now()
     active = [
-        s
-        for s in engine.alert_states()
-        if s.state in (AlertStateName.FIRING, AlertStateName.PENDING)
+        s for s in alert_states() if s.state in (AlertStateName.FIRING, AlertStateName.PENDING)
     ]
     active.sort(key=lambda s: s.state != AlertStateName.FIRING)  # firing first, then pending
     silences = list(
@@ -266,7 +266,7 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
         "failing_channels": Channel.objects.filter(failing_since__isnull=False).count(),
         "silences": silences,
         "silence_form": silence_form,
-        "history": engine.recent_transitions(HISTORY_ROWS),
+        "history": recent_transitions(HISTORY_ROWS),
         "evaluation": evaluation,
         "evaluation_stale": evaluation is not None
         and evaluation.started_at < now - STALE_EVALUATION,
@@ -368,7 +368,7 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
             return redirect("alerts")
         if valid and form.compiled is not None:
             start, end = _preview_range(form)
-            found = engine.preview(form.compiled, start, end)
+            found = alert_preview.preview(form.compiled, start, end)
             preview = {
                 **found,
                 "start": start,
@@ -408,6 +408,6 @@ def preview_chart(request: HttpRequest) -> HttpResponse:
         errors = "; ".join(" ".join(str(m) for m in v) for v in form.errors.values())
         return HttpResponse(errors, status=422, content_type="text/plain; charset=utf-8")
     start, end = _preview_range(form)
-    found = engine.preview(form.compiled, start, end)
+    found = alert_preview.preview(form.compiled, start, end)
     fig = alert_charts.preview_timeline_figure(found["incidents"], start, end)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

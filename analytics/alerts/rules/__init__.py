@@ -3,8 +3,9 @@
 at)` returns one Finding per subject it watches: is the condition true at `at`, the value
 behind it, a one-line summary, and when the data says the condition began to hold.
 
-The state machine (ok -> pending -> firing -> resolved, `for`, notifications) is
-analytics.alerts.engine's; rules only answer "is it true now, and since when".
+The state machine (ok -> pending -> firing -> resolved, `for`) is analytics.alerts.state's,
+and notifications analytics.alerts.engine's; rules only answer "is it true now, and since
+when".
 
 This package owns the registry (RULES, build_rule) and these descriptions, which the rule
 editor shows; the classes live by what they watch: serving.py (instances), runs.py,
