@@ -13,6 +13,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
 from ingest.standin.exposition import V0, V1, render
 from ingest.standin.simulation import Engine, EngineConfig
 
@@ -72,7 +74,7 @@ def serve(standin: StandinServer, host: str, port: int) -> ThreadingHTTPServer:
         def do_GET(self) -> None:
             if self.path.split("?")[0] == "/metrics":
                 body = standin.metrics().encode()
-                self._send(200, body, "text/plain; version=0.0.4; charset=utf-8")
+                self._send(200, body, CONTENT_TYPE_PLAIN_0_0_4)  # what generate_latest writes
             elif self.path == "/health":
                 self._send(200, b"")
             else:

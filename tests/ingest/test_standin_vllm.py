@@ -1,13 +1,16 @@
 """The stand-in vLLM server: real metric names, continuous-batching dynamics, restarts."""
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from analytics.serving import queries as serving
 from ingest.parsers.vllm import EngineKind, parse_scrape
-from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from ingest.pipelines.vllm_scrape import PendingScrape, collect_scrape, load_scrapes
 from ingest.standin.simulation import EngineConfig
-from ingest.standin_vllm import StandinServer
+from ingest.standin_vllm import StandinServer, serve
 
 
 def test_v1_standin_exposes_vllm_v1_names_for_each_engine() -> None:
@@ -74,3 +77,52 @@ def test_a_restart_is_counted_as_a_reset_by_the_loader(lake: Path) -> None:
     total = sum(p["increase"] for p in serving.counter_increase("generation_tokens", "standin", w))
     assert before > 0
     assert total == after  # the new server's tokens, never after - before
+
+
+def test_counters_and_histograms_carry_created_times_the_way_prometheus_client_writes_them() -> (
+    None
+):
+    standin = StandinServer(engines=2, seed=3)
+    text = standin.metrics(standin.created + 60)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    preemptions = families["vllm:num_preemptions"]
+    assert preemptions.type == "counter"
+    assert [(s.name, s.labels["engine"]) for s in preemptions.samples] == [
+        ("vllm:num_preemptions_total", "0"),
+        ("vllm:num_preemptions_total", "1"),
+    ]
+    # `_created` follows each family as a gauge of its own, as generate_latest writes it
+    for name in ("vllm:num_preemptions_created", "vllm:time_to_first_token_seconds_created"):
+        assert families[name].type == "gauge"
+        assert [(s.labels["engine"], s.value) for s in families[name].samples] == [
+            ("0", standin.created),
+            ("1", standin.created),
+        ]
+    assert "vllm:kv_cache_usage_perc_created" not in families  # gauges have none
+    ttft = families["vllm:time_to_first_token_seconds"]
+    assert ttft.type == "histogram"
+    buckets = [s for s in ttft.samples if s.name.endswith("_bucket") and s.labels["engine"] == "0"]
+    assert [s.labels["le"] for s in buckets][:3] == ["0.001", "0.005", "0.01"]
+    assert buckets[-1].labels["le"] == "+Inf"
+    reasons = {
+        (s.labels["engine"], s.labels["finished_reason"])
+        for s in families["vllm:request_success"].samples
+    }
+    assert reasons == {("0", "stop"), ("0", "length"), ("1", "stop"), ("1", "length")}
+
+
+def test_what_the_standin_serves_parses_through_the_scraper() -> None:
+    for version, engines in (("v1", 2), ("v0", 1)):
+        server = serve(StandinServer(version=version, engines=engines, seed=3), "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            host, port = server.server_address[:2]
+            pending = collect_scrape("standin", f"http://{host!s}:{port}/metrics")
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert pending.error is None and pending.scrape is not None, version
+        assert pending.scrape.engine_kind is EngineKind(version)
+        assert pending.scrape.engine_count == engines
+        assert (pending.scrape.block_size, pending.scrape.num_gpu_blocks) == (16, 4096)
