@@ -7,8 +7,15 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    try:
+        settings.INSTALLED_APPS  # noqa: B018 - loads the settings, where a bad variable stops us
+    except ImproperlyConfigured as exc:
+        # Django would print a traceback; the message already names the variable and value.
+        sys.exit(f"{exc}")
     execute_from_command_line(sys.argv)
 
 

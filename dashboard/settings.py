@@ -3,12 +3,26 @@
 Owns configuration only; defaults are the embedded, nothing-to-start setup.
 """
 
+import logging
 import secrets
 from pathlib import Path
 
-import dj_database_url
+from kombu.transport import TRANSPORT_ALIASES
 
-from dashboard.env import read_bool, read_int, read_list, read_path, read_str
+from dashboard.env import (
+    read_bool,
+    read_catalog_url,
+    read_choice,
+    read_data_path,
+    read_database_url,
+    read_int,
+    read_list,
+    read_path,
+    read_str,
+    read_time_of_day,
+    read_time_zone,
+    read_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = read_path("FLEETSCOPE_DATA_DIR", BASE_DIR / "var")
@@ -75,9 +89,8 @@ TEMPLATES = [
 ]
 
 DATABASES = {
-    "default": dj_database_url.parse(
-        read_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'fleetscope.sqlite3'}"),
-        conn_max_age=60,
+    "default": read_database_url(
+        "DATABASE_URL", f"sqlite:///{DATA_DIR / 'fleetscope.sqlite3'}", conn_max_age=60
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -120,22 +133,25 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 
 # --- warehouse (DuckLake) ---
-FLEETSCOPE_WAREHOUSE = read_str(
+FLEETSCOPE_WAREHOUSE = read_catalog_url(
     "FLEETSCOPE_WAREHOUSE", f"ducklake:sqlite:{DATA_DIR / 'warehouse.sqlite'}"
 )
-FLEETSCOPE_WAREHOUSE_DATA = read_str("FLEETSCOPE_WAREHOUSE_DATA", str(DATA_DIR / "lake") + "/")
+FLEETSCOPE_WAREHOUSE_DATA = read_data_path(
+    "FLEETSCOPE_WAREHOUSE_DATA", str(DATA_DIR / "lake") + "/"
+)
 FLEETSCOPE_S3_ENDPOINT = read_str("FLEETSCOPE_S3_ENDPOINT", "")
 FLEETSCOPE_S3_REGION = read_str("FLEETSCOPE_S3_REGION", "us-east-1")
 FLEETSCOPE_S3_KEY_ID = read_str("FLEETSCOPE_S3_KEY_ID", read_str("AWS_ACCESS_KEY_ID", ""))
 FLEETSCOPE_S3_SECRET = read_str("FLEETSCOPE_S3_SECRET", read_str("AWS_SECRET_ACCESS_KEY", ""))
 FLEETSCOPE_S3_USE_SSL = read_bool("FLEETSCOPE_S3_USE_SSL", True)
-FLEETSCOPE_DUCKDB_THREADS = read_int("FLEETSCOPE_DUCKDB_THREADS", 0)  # 0 = DuckDB's default
+# 0 = DuckDB's default (one thread per core).
+FLEETSCOPE_DUCKDB_THREADS = read_int("FLEETSCOPE_DUCKDB_THREADS", 0, minimum=0)
 FLEETSCOPE_DUCKDB_MEMORY_LIMIT = read_str("FLEETSCOPE_DUCKDB_MEMORY_LIMIT", "2GB")
 
 # --- ingestion ---
 # Folders the tail task reads agent-event JSONL from, on the beat schedule.
 FLEETSCOPE_TAIL_AGENT_EVENTS = read_list("FLEETSCOPE_TAIL_AGENT_EVENTS", [])
-FLEETSCOPE_TAIL_SECONDS = read_int("FLEETSCOPE_TAIL_SECONDS", 30)
+FLEETSCOPE_TAIL_SECONDS = read_int("FLEETSCOPE_TAIL_SECONDS", 30, minimum=1)
 # Claude Code projects folders (~/.claude/projects) and Codex sessions folders
 # (~/.codex/sessions) the tail task reads live sessions from, on the same schedule.
 FLEETSCOPE_TAIL_CLAUDE_CODE = read_list("FLEETSCOPE_TAIL_CLAUDE_CODE", [])
@@ -143,12 +159,14 @@ FLEETSCOPE_TAIL_CODEX = read_list("FLEETSCOPE_TAIL_CODEX", [])
 
 # --- vLLM serving metrics ---
 # How often the beat task looks for due scrape targets (each target has its own interval).
-FLEETSCOPE_SCRAPE_SECONDS = read_int("FLEETSCOPE_SCRAPE_SECONDS", 15)
+FLEETSCOPE_SCRAPE_SECONDS = read_int("FLEETSCOPE_SCRAPE_SECONDS", 15, minimum=1)
 # Scrapes are spooled locally and loaded together this often: one load costs ~100 ms of
 # CPU (DuckLake catalog work) whatever its size, so a minute of scrapes shares one.
-FLEETSCOPE_SERVING_FLUSH_SECONDS = read_int("FLEETSCOPE_SERVING_FLUSH_SECONDS", 60)
+FLEETSCOPE_SERVING_FLUSH_SECONDS = read_int("FLEETSCOPE_SERVING_FLUSH_SECONDS", 60, minimum=0)
 # Raw samples are kept this long; per-minute rollups are kept for good.
-FLEETSCOPE_SERVING_RAW_RETENTION_HOURS = read_int("FLEETSCOPE_SERVING_RAW_RETENTION_HOURS", 48)
+FLEETSCOPE_SERVING_RAW_RETENTION_HOURS = read_int(
+    "FLEETSCOPE_SERVING_RAW_RETENTION_HOURS", 48, minimum=1
+)
 
 # --- tokens ---
 # Encodings every request and parallel text is counted under at load time.
@@ -161,11 +179,13 @@ FLEETSCOPE_DETECT_LANGUAGES = read_list("FLEETSCOPE_DETECT_LANGUAGES", [])
 # --- costs ---
 # The daily cost report covers yesterday in this time zone and is sent from this local
 # time on (HH:MM) to the recipients configured in the admin.
-FLEETSCOPE_COST_REPORT_TZ = read_str("FLEETSCOPE_COST_REPORT_TZ", "UTC")
-FLEETSCOPE_COST_REPORT_TIME = read_str("FLEETSCOPE_COST_REPORT_TIME", "07:00")
+FLEETSCOPE_COST_REPORT_TZ = read_time_zone("FLEETSCOPE_COST_REPORT_TZ", "UTC")
+FLEETSCOPE_COST_REPORT_TIME = read_time_of_day("FLEETSCOPE_COST_REPORT_TIME", "07:00")
 
 # --- Celery ---
-CELERY_BROKER_URL = read_str("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = read_url(
+    "CELERY_BROKER_URL", "filesystem://", schemes=TRANSPORT_ALIASES, example="redis://host:6379/0"
+)
 CELERY_BROKER_DIR = DATA_DIR / "broker"
 CELERY_RESULT_BACKEND = read_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TIMEZONE = "UTC"
@@ -175,7 +195,7 @@ CELERY_TASK_ALWAYS_EAGER = read_bool("CELERY_TASK_ALWAYS_EAGER", False)
 EMAIL_HOST = read_str("EMAIL_HOST", "")
 if EMAIL_HOST:
     EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    EMAIL_PORT = read_int("EMAIL_PORT", 25)
+    EMAIL_PORT = read_int("EMAIL_PORT", 25, minimum=1, maximum=65535)
     EMAIL_HOST_USER = read_str("EMAIL_HOST_USER", "")
     EMAIL_HOST_PASSWORD = read_str("EMAIL_HOST_PASSWORD", "")
     EMAIL_USE_TLS = read_bool("EMAIL_USE_TLS", False)
@@ -187,5 +207,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": read_str("FLEETSCOPE_LOG_LEVEL", "WARNING")},
+    "root": {
+        "handlers": ["console"],
+        "level": read_choice("FLEETSCOPE_LOG_LEVEL", "WARNING", logging.getLevelNamesMapping()),
+    },
 }
