@@ -10,7 +10,7 @@ from django.conf import settings
 
 import warehouse
 from ingest.parsers import agent_events as parser
-from ingest.pipelines import agent_events as pipeline
+from ingest.pipelines.agent_events import dedup, staging
 
 VALID = (
     b'{"ts":"2026-01-14T10:00:00Z","run":"r","agent":"w-1","event":"llm_call","id":"e1",'
@@ -19,13 +19,13 @@ VALID = (
 )
 
 
-def stage(data: bytes, *, first_line_no: int = 1, base_offset: int = 0) -> pipeline.StagedChunk:
+def stage(data: bytes, *, first_line_no: int = 1, base_offset: int = 0) -> staging.StagedChunk:
     """The chunk as the pipeline stages it; its staged rows are read into `rows`."""
     lines = parser.split_lines(data, first_line_no=first_line_no, base_offset=base_offset)
-    load = pipeline._Load("test.jsonl", datetime.now(UTC))
+    load = dedup.Load("test.jsonl", datetime.now(UTC))
     folder = Path(settings.DATA_DIR) / "staged"
     folder.mkdir(exist_ok=True)
-    chunk = pipeline.stage_lines(lines, load, folder, size=len(data))
+    chunk = staging.stage_lines(lines, load, folder, size=len(data))
     if chunk.file is not None:
         chunk.rows = (
             warehouse.cursor()
@@ -260,13 +260,13 @@ class TestValidation:
             + b"garbage\n"
         )
         checked: list[list[int]] = []
-        exact_path = pipeline._exact_path
+        exact_path = staging._exact_path
 
         def spy(cur: object, some: pa.Table) -> pa.Table:
             checked.append(some.column("line_no").to_pylist())
             return exact_path(cur, some)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(pipeline, "_exact_path", spy)
+        monkeypatch.setattr(staging, "_exact_path", spy)
         fast = parse(lines)
         assert checked == [[3, 4]]  # a malformed line sends only itself line by line
         exact = exact_path(
@@ -294,7 +294,7 @@ class TestValidation:
 
         def spy(cur: object, query: str, path: Path, params: Sequence[object] = ()) -> None:
             statements.append(
-                {pipeline._STAGE_SQL: "fast", pipeline._STAGE_ANY_SQL: "any"}.get(query, "other")
+                {staging._STAGE_SQL: "fast", staging._STAGE_ANY_SQL: "any"}.get(query, "other")
             )
             copy(cur, query, path, params)  # type: ignore[arg-type]
 
@@ -406,13 +406,13 @@ def test_the_typed_path_agrees_with_the_exact_path_on_mistyped_values(
     lake: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[int] = []
-    exact_path = pipeline._exact_path
+    exact_path = staging._exact_path
 
     def spy(cur: object, lines: pa.Table) -> pa.Table:
         seen.append(lines.num_rows)
         return exact_path(cur, lines)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "_exact_path", spy)
+    monkeypatch.setattr(staging, "_exact_path", spy)
     data = _mutated_lines(400)
     typed = parse(data)
     assert len(seen) == 1 and 0 < seen[0] < 400  # only the suspect lines took the exact path

@@ -1,9 +1,10 @@
-"""Agent-event ingest end to end: exactly once, resumable, crash-safe, quarantining."""
+"""Agent-event ingest end to end (the package's entry points, ingest/pipelines/agent_events/
+__init__.py): exactly once, resumable, crash-safe, quarantining. Its modules' own tests are
+in tests/ingest/pipelines/agent_events/."""
 
 import gzip
 import io
 import os
-import threading
 from pathlib import Path
 
 import duckdb
@@ -14,28 +15,10 @@ from django.core.management import CommandError, call_command
 
 import warehouse
 from ingest.pipelines import agent_events as pipeline
-from ingest.pipelines.agent_events import ingest_body, run_agent_events
-from ingest.sources import files
+from ingest.pipelines.agent_events import dedup, ingest_body, run_agent_events, workers
+from tests.ingest.pipelines.agent_events import count, event
 
 pytestmark = pytest.mark.usefixtures("lake")
-
-
-def event(i: int, **extra: object) -> bytes:
-    doc = {
-        "ts": 1768384800 + i,
-        "run": "r",
-        "agent": f"w-{i % 3}",
-        "event": "tool_call",
-        "id": f"e{i}",
-    }
-    doc.update(extra)
-    return orjson.dumps(doc) + b"\n"
-
-
-def count(sql: str) -> int:
-    row = warehouse.fetch_one(sql)
-    assert row is not None
-    return int(next(iter(row.values())))
 
 
 def stray_files() -> list[str]:
@@ -100,139 +83,6 @@ def test_ids_a_file_stored_in_an_earlier_pass_are_duplicates_when_it_grows(
     again = run_agent_events([str(log)])
     assert (again.accepted, again.duplicates) == (2, 1)
     assert count("SELECT count(*) FROM events WHERE id = 'e2'") == 1
-
-
-@pytest.mark.parametrize("inlined_up_to", [100, 0])
-@pytest.mark.parametrize("listed_runs_up_to", [100, 0])
-def test_ids_stored_from_another_file_are_duplicates_with_runs_listed_or_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_runs_up_to: int, inlined_up_to: int
-) -> None:
-    # Up to LISTED_RUNS_UP_TO runs, the stored ids are looked up in their runs' files only.
-    # With 0 inlined, the chunk is staged in a file, and its ids are read from it.
-    monkeypatch.setattr(pipeline, "LISTED_RUNS_UP_TO", listed_runs_up_to)
-    monkeypatch.setattr(warehouse.lake, "INLINED_ROWS_UP_TO", inlined_up_to)
-    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    first.write_bytes(event(1) + event(2) + event(3, run="other"))
-    second.write_bytes(event(2) + event(3, run="other") + event(3) + event(4, run="third"))
-    assert run_agent_events([str(first)]).accepted == 3
-    again = run_agent_events([str(second)])
-    assert (again.accepted, again.duplicates) == (2, 2)  # e3 of run r, and e4: new
-    assert count("SELECT count(*) FROM events") == 5
-
-
-def test_a_transaction_asks_once_whether_other_loads_stored_its_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    asked: list[list[object]] = []
-    any_stored = pipeline._any_stored
-
-    def spy(cur: duckdb.DuckDBPyConnection, stored: str, params: list[object]) -> bool:
-        asked.append(params[:-1])  # the runs (the last parameter is the load's stamp)
-        return any_stored(cur, stored, params)
-
-    monkeypatch.setattr(pipeline, "_any_stored", spy)
-    other = tmp_path / "other.jsonl"
-    other.write_bytes(event(5, run="shared"))
-    assert run_agent_events([str(other)]).accepted == 1
-    asked.clear()
-    log = tmp_path / "a.jsonl"
-    log.write_bytes(
-        b"".join(event(i) for i in range(60))
-        + event(5, run="shared")  # stored by the other file: a duplicate
-        + b"".join(event(i) for i in range(60, 120))
-        + event(6, run="shared")
-        + b"".join(event(i) for i in range(120, 180))
-    )
-    summary = run_agent_events([str(log)], chunk_bytes=1024)  # ~17 chunks, one transaction
-    assert (summary.accepted, summary.duplicates) == (181, 1)
-    # Run r is found alone once; "shared" is asked about again, as another load stored it.
-    assert asked.count(["r"]) == 1
-    assert sum("shared" in runs for runs in asked) == 2
-    assert len(asked) == 3
-
-
-@pytest.mark.parametrize(
-    ("workers", "chunk_bytes", "chunks"),
-    [
-        (2, 30_000, 8),
-        (2, 50_000, 6),
-        (2, 200_000, 2),
-        (2, 13_000, 18),
-        (3, 30_000, 9),
-        (3, 200_000, 3),
-        (3, 13_000, 18),
-    ],
-)
-def test_a_long_file_is_cut_in_chunks_of_even_size_a_multiple_of_the_workers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, chunk_bytes: int, chunks: int
-) -> None:
-    monkeypatch.setattr(pipeline, "PARSE_AHEAD", workers)
-    log = tmp_path / "a.jsonl"
-    log.write_bytes(b"".join(event(i, tool="x" * (i % 50)) for i in range(2000)))  # 219 kB
-    remaining = log.stat().st_size
-    size = pipeline.even_chunk_bytes(remaining, chunk_bytes)
-    assert size <= chunk_bytes
-    with files.chunk_refs(files.describe(log), 0, size) as refs:
-        cuts = [ref.end_offset - ref.start_offset for ref in refs]
-    assert len(cuts) == chunks
-    assert len(cuts) % pipeline.PARSE_AHEAD == 0
-    assert max(cuts) - min(cuts) < 300  # even, within a line: no short last chunk
-
-
-@pytest.mark.parametrize(("chunk_bytes", "staged"), [(8_000, 1), (7_000, 2), (4_000, 2)])
-def test_a_file_of_more_than_half_a_chunk_is_parsed_by_the_workers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int, staged: int
-) -> None:
-    # Up to half a chunk, one chunk on the calling thread; past it, PARSE_AHEAD chunks
-    # (or a multiple) on the workers, so a file just over half a chunk is not parsed
-    # by one thread alone.
-    monkeypatch.setattr(pipeline, "PARSE_AHEAD", 2)
-    log = tmp_path / "a.jsonl"
-    log.write_bytes(b"".join(event(i) for i in range(50)))
-    assert 3_500 < log.stat().st_size <= 4_000
-    threads: list[str] = []
-    stage = pipeline._stage
-
-    def spy(*args: object) -> pipeline.StagedChunk:
-        threads.append(threading.current_thread().name)
-        return stage(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "_stage", spy)
-    summary = run_agent_events([str(log)], chunk_bytes=chunk_bytes)
-    assert summary.accepted == 50
-    assert len(threads) == staged
-    assert all(name.startswith("parse-agent-events") for name in threads) == (staged > 1)
-
-
-def test_the_stamp_is_found_on_the_calling_thread_even_with_fewer_chunks_than_workers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The workers wait for the load's stamp; the calling thread finds it once they all
-    # have a chunk, or after the last chunk when a long line left fewer chunks than
-    # workers (here two chunks for three: the second line spans two cuts).
-    monkeypatch.setattr(pipeline, "PARSE_AHEAD", 3)
-    log = tmp_path / "a.jsonl"
-    log.write_bytes(event(1) + event(2, tool="x" * 2_500))
-    found: list[str] = []
-    find_stamp = pipeline._Load.find_stamp
-
-    def spy(load: pipeline._Load) -> None:
-        found.append(threading.current_thread().name)
-        find_stamp(load)
-
-    monkeypatch.setattr(pipeline._Load, "find_stamp", spy)
-    result: list[object] = []
-    caller = threading.Thread(
-        target=lambda: result.append(run_agent_events([str(log)], chunk_bytes=1_000)),
-        name="caller",
-        daemon=True,
-    )
-    caller.start()
-    caller.join(timeout=60)
-    assert not caller.is_alive(), "the workers waited for a stamp nobody looked for"
-    [summary] = result
-    assert summary.accepted == 2  # type: ignore[attr-defined]
-    assert set(found) == {"caller"}
 
 
 @pytest.mark.usefixtures("staged_always")
@@ -301,13 +151,8 @@ def test_a_conflicting_transaction_is_loaded_again_from_the_stored_position(
     monkeypatch.setattr(warehouse.lake.time, "sleep", lambda seconds: None)
     with pytest.raises(warehouse.WarehouseError, match="kept conflicting"):
         run_agent_events([str(log)])
-    assert attempts == [
-        1,
-        2,
-        3,
-        4,
-        5,
-    ]  # warehouse.retry_on_conflict's five, from the stored position
+    # warehouse.retry_on_conflict's five attempts, each from the stored position.
+    assert attempts == [1, 2, 3, 4, 5]
     assert count("SELECT count(*) FROM events") == 300
     assert stray_files() == []
 
@@ -322,7 +167,7 @@ def test_chunks_parsed_ahead_in_a_thread_store_what_one_pass_stores(
     # new rows inserted when ids of it are stored already (they repeat across chunks).
     # A load finds its own repeats by the hashes of the ids it stored; with every hash
     # the same, each id is checked against the stored rows, and nothing else changes.
-    monkeypatch.setattr(pipeline, "KEY_HASH_SQL", key_hash)
+    monkeypatch.setattr(dedup, "KEY_HASH_SQL", key_hash)
     lines = [event(i, id=f"e{i % 250}") for i in range(300)]  # ids repeat across chunks
     lines[7] = b"not json\n"
     lines[123] = b"\n"
@@ -414,7 +259,7 @@ def test_a_position_moved_by_another_process_is_not_loaded_twice(tmp_path: Path)
             (stale, pipeline.Position(found.file_key, 0, 0)),
             pipeline.IngestSummary(),
             None,
-            (pipeline.CHUNK_BYTES, pipeline.COMMIT_BYTES),
+            (workers.CHUNK_BYTES, pipeline.COMMIT_BYTES),
         )
     assert count("SELECT count(*) FROM events") == 2
     assert count("SELECT sum(events) FROM run_rollups") == 2  # its totals rolled back too
