@@ -48,14 +48,10 @@ __all__ = ["SOURCE_KIND", "BodyError", "ingest_body", "ingest_file", "run_agent_
 SOURCE_KIND = parser.SOURCE_KIND
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024  # smaller files finish before a bar is worth drawing
 # Several chunks are loaded in one transaction, up to this many bytes: each transaction
-# costs ~0.1 s of CPU of its own (the lake's snapshot, the position, the commit, and the
-# run totals, added once for all its rows; every statement on a lake table costs 15-40 ms
-# of catalog lookups, even on an empty one). The writer lock is held meanwhile, a few
-# seconds at most; a crash loses only the uncommitted transaction's work, never a row.
-# bench_ingest's 250 MB in one transaction took 4.55-4.62 s against 4.93-5.49 s in two of
-# 128 MiB (three interleaved pairs; five more: medians 3.65 against 3.98 s, within noise),
-# at the same peak memory (its peak is while two chunks are parsed, not at the commit);
-# the totals' columns of a transaction's events wait in memory until it commits.
+# costs CPU of its own (the lake's snapshot, the position, the commit, the run totals,
+# added once for all its rows). The writer lock is held meanwhile, a few seconds at most;
+# a crash loses only the uncommitted transaction's work, never a row. The bench file in one
+# transaction: 4.6 s against 5.2 s in two (bench/agent_events.md; python -m bench ingest).
 COMMIT_BYTES = 256 * 1024 * 1024
 
 

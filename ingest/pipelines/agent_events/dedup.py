@@ -44,9 +44,9 @@ class Load:
 
     def find_stamp(self) -> None:
         """Find a stamp no stored event has (run_rollups.unused_stamp), once: a lake query
-        of 40-50 ms, which workers.staged_chunks runs on the calling thread while the
-        workers read their first chunks (a chunk needs the stamp only once its lines are
-        split and checked)."""
+        (40-50 ms, bench/agent_events.md), which workers.staged_chunks runs on the calling
+        thread while the workers read their first chunks (a chunk needs the stamp only
+        once its lines are split and checked)."""
         if self._stamp.done():
             return
         try:
@@ -64,8 +64,8 @@ class Load:
 
     def maybe_stored(self, hashes: pa.ChunkedArray) -> np.ndarray:
         """Which of these key hashes (NULL for an event without id) this load has stored.
-        They are looked up in sorted order: 12-18 ms for 134,000 among 1,072,000, against
-        54-64 ms in their own order."""
+        They are looked up in sorted order, about four times faster than in their own
+        (bench/agent_events.md)."""
         values, valid = _hash_values(hashes)
         order = np.argsort(values)
         ordered = values[order]
@@ -80,7 +80,7 @@ class Load:
     def remember(self, ordered: np.ndarray) -> None:
         """Add the sorted key hashes of events this load stored. They join the others when
         a later chunk is looked up (_merged), so a load's last chunk, looked up by none,
-        is never merged (17 ms less after the last of bench_ingest's four chunks)."""
+        is never merged (17 ms saved on the bench file, bench/agent_events.md)."""
         self._unmerged.append(ordered)
 
     def _merged(self) -> np.ndarray:

@@ -77,15 +77,12 @@ _NO_REJECTED = pa.schema(
 
 
 # The fast path, from the parsed lines to a staged file in one statement: DuckDB's rows
-# never pass through Arrow (for 130,000 events, a median of 328 ms against 391 ms for
-# exporting them and writing the file from Arrow), and the chunk is not copied to a
-# temporary file for read_json (which, reading such a file, staged a chunk no faster: a
-# minimum of 277 ms against 269 ms, 25 runs each). Rejected lines are written too, with a
-# NULL ts, and taken out again if there are any. A chunk holding a line that is not JSON
-# is staged again by _STAGE_ANY_SQL (parser.TYPED_ROWS_ANY_SQL). source_kind, the same in
-# every row, is an ENUM of one value, which the Parquet writer stores without looking each
-# row up in its dictionary: about 1 ms per 130,000 rows against 6-8 ms for a VARCHAR (read
-# back, it is a VARCHAR).
+# never pass through Arrow (328 ms a chunk against 391 ms, bench/agent_events.md), and the
+# chunk is not copied to a temporary file for read_json (no faster). Rejected lines are
+# written too, with a NULL ts, and taken out again if there are any. A chunk holding a
+# line that is not JSON is staged again by _STAGE_ANY_SQL (parser.TYPED_ROWS_ANY_SQL).
+# source_kind, the same in every row, is an ENUM of one value, which the Parquet writer
+# stores without looking each row up in its dictionary (read back, it is a VARCHAR).
 def _stage_sql(typed_rows: str) -> str:
     return f"""
 SELECT {", ".join(parser.EVENT_COLUMNS)}, line_no AS source_line,

@@ -32,11 +32,9 @@ SEMI JOIN ({stored}) AS e ON e.run = b.run AND e.id = b.id
 """
 # The stored events of other loads (every row of one load has its stamp as ingested_at):
 # the lake skips this load's own files by their min/max stamp, so a run's lookup costs
-# the same at its millionth event as at its first (on a 1,000,000-event run, 3 ms against
-# 58 ms for reading the run's ids back). `{runs}` names the chunk's runs when they are
-# few: given as constants, the lake reads only the files whose runs can match (with
-# 10,000,000 events in 20 runs, one run's 1,000 candidates took 42 ms that way against
-# 422 ms).
+# the same at its millionth event as at its first. `{runs}` names the chunk's runs when
+# they are few: given as constants, the lake reads only the files whose runs can match
+# (ten times faster with 20 runs, bench/agent_events.md).
 EARLIER_LOADS_SQL = "SELECT run, id FROM events WHERE {runs} ingested_at <> ?"
 THIS_LOAD_SQL = "SELECT run, id FROM events WHERE {runs} ingested_at = ?"
 LISTED_RUNS_UP_TO = 100
@@ -121,10 +119,10 @@ def _stored_lines(
     params = [*runs, load.stamp]
     earlier = EARLIER_LOADS_SQL.format(runs=listed)
     found = pa.chunked_array([], pa.int64())
-    # Runs found alone earlier in this transaction are not asked about again. Asking costs
-    # 2 ms against 25-50 ms for the join, which reads every candidate however empty its
-    # other side is: when no other load stored the runs (a new run's usual case), it is
-    # skipped.
+    # Runs found alone earlier in this transaction are not asked about again. Asking is
+    # cheaper than the join (2 ms against 25-50 ms, bench/agent_events.md), which reads
+    # every candidate however empty its other side is: when no other load stored the runs
+    # (a new run's usual case), it is skipped.
     if not (runs and transaction.alone.issuperset(runs)):
         if _any_stored(cur, earlier, params):
             found = _stored_of(cur, _keys(cur, chunk), earlier, params)

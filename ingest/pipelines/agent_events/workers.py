@@ -28,16 +28,11 @@ from ingest.sources import files
 # written), and the next PARSE_AHEAD are parsed while one loads. A file with more than half
 # a chunk to read is cut into a multiple of PARSE_AHEAD chunks (even_chunk_bytes). Every
 # chunk has statements, a file added to the lake and catalog rows of its own, so fewer,
-# larger chunks use less CPU: on the bench file, four chunks of 62 MB for two workers took
-# a median of 2.00 s and 3.69 s of CPU against 2.08 s and 3.83 s for nine of 28 MB for
-# three (eight interleaved pairs; six more: 2.11 s and 3.89 s against 2.25 s and 4.18 s),
-# at the same peak, under 1 GiB: bench_ingest's command peaked at 547-612 MiB against
-# 577-622 MiB (a .jsonl.gz of the same events, read on one thread: 690 against 640 MiB).
+# larger chunks use less CPU, at the same peak (under 1 GiB): 4% less wall time than
+# 28 MB chunks on the bench file (bench/agent_events.md; python -m bench ingest).
 CHUNK_BYTES = 64 * 1024 * 1024
-# Chunks parsed at once while one loads. Two keep the 2 cores busy: two workers on 64 MiB
-# chunks took a median of 2.12 s against 2.32 s for three on 48 MiB ones (six chunks; six
-# interleaved pairs; a peak of 620-640 MiB), and on 32 MiB chunks three were no faster
-# than two (2.19 s against 2.16 s, five pairs).
+# Chunks parsed at once while one loads. Two keep the 2 cores busy, and three were no
+# faster: 2.12 s against 2.32 s (bench/agent_events.md; python -m bench ingest).
 PARSE_AHEAD = 2
 # Staged chunks (small: their rows are in Parquet files) wait for the loading thread up
 # to this many at once, so the workers go on while it commits a transaction.
@@ -53,9 +48,9 @@ def staged_chunks(
     file, whose size to come is not known) the chunks are staged one after another on the
     calling thread. DuckDB, Arrow and NumPy release the GIL, so the workers share the
     cores. Meanwhile DuckDB runs each statement on one thread: its statements on a chunk
-    gain little from more, and bench_ingest's 1,000,000 events took 11-13 s of CPU that
-    way against 17-18 s with two (2 cores). Chunks being parsed (PARSE_AHEAD) and staged
-    ones waiting (STAGED_AHEAD) are bounded, which bounds memory."""
+    gain little from more, and the bench file takes a third less CPU that way
+    (bench/agent_events.md). Chunks being parsed (PARSE_AHEAD) and staged ones waiting
+    (STAGED_AHEAD) are bounded, which bounds memory."""
     first_line = Future[int]()
     first_line.set_result(position.line_no)
     remaining = files.end_offset(log) - position.byte_offset
@@ -106,8 +101,8 @@ def even_chunk_bytes(remaining: int, chunk_bytes: int) -> int:
     """The size, at most `chunk_bytes`, that cuts `remaining` bytes into a multiple of
     PARSE_AHEAD chunks of about the same size: the workers then finish their last chunks
     together, where a short last chunk left the others idle while one parsed a whole chunk
-    (bench_ingest's 250 MB: four chunks of 62 MB for two workers, not three of 64 MiB and
-    one of 48 MB)."""
+    (the bench file's 250 MB: four chunks of 62 MB for two workers, not three of 64 MiB
+    and one of 48 MB)."""
     count = -(-remaining // chunk_bytes)
     count = -(-count // PARSE_AHEAD) * PARSE_AHEAD
     return -(-remaining // count)
