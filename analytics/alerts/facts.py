@@ -7,8 +7,8 @@ horizon` to `end` (never after `end`, so `evaluate_alerts --at T` sees what a li
 evaluation at T would have seen). Each dataset is read on first use with one statement,
 so 200 rules cost a handful of queries; rules then answer from NumPy arrays, and any
 per-subject computation several rules share (a drift test, a rolling rate) is memoized
-here. Definitions follow docs/agent-events.md as analytics.queries.runs
-reads them: a commit sha counts once per run, at its first logging, and its `ok` there
+here. Definitions follow docs/agent-events.md, as warehouse/schema/events.py words
+them in SQL: a commit sha counts once per run, at its first logging, and its `ok` there
 decides whether it landed.
 """
 
@@ -32,6 +32,7 @@ from analytics.costs.models import Team
 from analytics.costs.report import in_team, priced_usage
 from analytics.serving.models import ScrapeTarget
 from analytics.serving.series import Window, read_series
+from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, ERROR_SQL, SHA_COMMIT_SQL
 
 MINUTE = 60
 MAX_HORIZON = timedelta(days=7)
@@ -44,15 +45,15 @@ T = TypeVar("T")
 # Per run, the time of every commit (landed or failed) in [lo, end], deduplicated by sha
 # as the contract says (the sha's first logging decides its time and `ok`), plus the last
 # landed commit before lo (so a stall that began before the loaded range is still seen).
-COMMITS_SQL = """
+COMMITS_SQL = f"""
 WITH firsts AS (
     SELECT run, min(ts) AS ts, arg_min(ok, (ts, source, source_line)) AS ok
     FROM events
-    WHERE event = 'commit' AND commit_sha IS NOT NULL AND ts <= $end
+    WHERE {SHA_COMMIT_SQL} AND ts <= $end
     GROUP BY run, commit_sha
     UNION ALL
     SELECT run, ts, ok FROM events
-    WHERE event = 'commit' AND commit_sha IS NULL AND ts <= $end
+    WHERE {COMMIT_SQL} AND commit_sha IS NULL AND ts <= $end
 )
 SELECT run, epoch(ts) AS t, ok IS DISTINCT FROM false AS landed, false AS before
 FROM firsts WHERE ts >= $lo
@@ -64,14 +65,12 @@ ORDER BY run, t
 """
 
 # Per run and minute: events other than commits (the run is busy), attempts and errors
-# among them (commits are added from COMMITS_SQL, deduplicated).
-ACTIVITY_SQL = """
+# among them (commits are added from COMMITS_SQL, a sha once).
+ACTIVITY_SQL = f"""
 SELECT run, (floor(epoch(ts) / 60) * 60)::BIGINT AS minute,
-       count(*) FILTER (WHERE event <> 'commit') AS busy,
-       count(*) FILTER (WHERE event IN ('tool_call', 'llm_call', 'push')) AS attempts,
-       count(*) FILTER (
-           WHERE event = 'error' OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
-       ) AS errors
+       count(*) FILTER (WHERE NOT {COMMIT_SQL}) AS busy,
+       count(*) FILTER (WHERE {ATTEMPT_SQL} AND NOT {COMMIT_SQL}) AS attempts,
+       count(*) FILTER (WHERE {ERROR_SQL} AND NOT {COMMIT_SQL}) AS errors
 FROM events
 WHERE ts >= $lo AND ts <= $end
 GROUP BY ALL
@@ -208,8 +207,8 @@ class Facts:
         end = self.end + timedelta(microseconds=1)  # windows are [start, end)
         rows = read_series(("preemptions",), None, None, Window(self.lo, end, MINUTE))
         pre: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-        for r in rows["preemptions"]:
-            pre[r["instance"]][int(r["t"].timestamp())] += r["increase"] or 0.0
+        for row in rows["preemptions"]:
+            pre[row.instance][int(row.t.timestamp())] += row.increase or 0.0
         kv: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
         for r in warehouse.fetch_all(KV_MINUTES_SQL, self._range):
             kv[r["instance"]][int(r["minute"])] = (float(r["low"]), float(r["mean"]))

@@ -16,6 +16,13 @@ from typing import Any
 import warehouse
 from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange
+from warehouse.schema.events import (
+    ATTEMPT_SQL,
+    ERROR_SQL,
+    LANDED_COMMIT_SQL,
+    SHA_COMMIT_SQL,
+    EventKind,
+)
 
 MAX_BUCKETS = 20_000
 # Drift is decided by the p-value alone, at a strict level: a flat run scanned often must
@@ -26,8 +33,8 @@ DRIFT_ALPHA = 0.01
 DRIFT_EXACT_MAX_BUCKETS = 10
 
 # Events of one run in [start, end), with repeated commit shas dropped (the first logged
-# instance stays). `kind` folds unknown event kinds into `other`.
-_RUN_EVENTS = """
+# instance stays).
+_RUN_EVENTS = f"""
 WITH raw AS (
     SELECT * FROM events
     WHERE run = $run
@@ -35,35 +42,21 @@ WITH raw AS (
       AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
 ),
 deduped AS (
-    SELECT * FROM raw WHERE event <> 'commit' OR commit_sha IS NULL
+    SELECT * FROM raw WHERE NOT {SHA_COMMIT_SQL}
     UNION ALL
-    SELECT * FROM raw WHERE event = 'commit' AND commit_sha IS NOT NULL
+    SELECT * FROM raw WHERE {SHA_COMMIT_SQL}
     QUALIFY row_number() OVER (PARTITION BY commit_sha ORDER BY ts, source, source_line) = 1
 ),
 run_events AS (
     SELECT *,
-           event = 'commit' AND ok IS DISTINCT FROM false AS is_commit,
-           event IN ('tool_call', 'llm_call', 'commit', 'push') AS is_attempt,
-           event = 'error'
-             OR (event IN ('tool_call', 'llm_call', 'commit', 'push') AND ok = false) AS is_error
+           {LANDED_COMMIT_SQL} AS is_commit,
+           {ATTEMPT_SQL} AS is_attempt,
+           {ERROR_SQL} AS is_error
     FROM deduped
 )
 """
 
-# The contract's event kinds; any other kind is kept and counted as `other`.
-KNOWN_KINDS = (
-    "spawn",
-    "task",
-    "llm_call",
-    "tool_call",
-    "commit",
-    "push",
-    "handoff",
-    "error",
-    "summary",
-    "stop",
-)
-
+# A kind the contract does not name (EventKind) is counted as `other`.
 EVENT_KINDS_SQL = (
     _RUN_EVENTS
     + """
@@ -441,7 +434,7 @@ def agents(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
 def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
     """Events per kind (commits deduplicated by sha); unknown kinds fold into `other`."""
     ensure_run(run)
-    params = {"run": run, "known": list(KNOWN_KINDS), **window.params()}
+    params = {"run": run, "known": [kind.value for kind in EventKind], **window.params()}
     return warehouse.fetch_all(EVENT_KINDS_SQL, params)
 
 

@@ -1,7 +1,7 @@
 """Where each run stands, for the runs list and the run page's badge: finished, stalled,
 active or idle, plus the attempts behind its error rate.
 
-Definitions follow docs/agent-events.md as analytics.queries.runs reads it:
+Definitions follow docs/agent-events.md, as warehouse/schema/events.py words them in SQL:
 commits deduplicated by sha (counted at their first logging); the current stall is the
 time from the last commit (or the first event, before any) to the run's last event, when
 that reaches `min_gap`. A run is finished when an agent with no parent (the root) logged
@@ -15,20 +15,21 @@ from enum import StrEnum
 from typing import Any
 
 import warehouse
+from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
 
 ACTIVE_WINDOW = timedelta(minutes=15)
 
-RUN_STATUS_SQL = """
+RUN_STATUS_SQL = f"""
 WITH run_events AS (
     SELECT * FROM events WHERE $run::VARCHAR IS NULL OR run = $run
 ),
 commit_times AS (
     SELECT run, min(ts) AS ts FROM run_events
-    WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NOT NULL
+    WHERE {LANDED_COMMIT_SQL} AND commit_sha IS NOT NULL
     GROUP BY run, commit_sha
     UNION ALL
     SELECT run, ts FROM run_events
-    WHERE event = 'commit' AND ok IS DISTINCT FROM false AND commit_sha IS NULL
+    WHERE {LANDED_COMMIT_SQL} AND commit_sha IS NULL
 ),
 last_commits AS (
     SELECT run, max(ts) AS last_commit FROM commit_times GROUP BY run
@@ -45,9 +46,8 @@ root_stops AS (
 totals AS (
     -- A commit sha logged again is one attempt, as everywhere else.
     SELECT run, min(ts) AS first_ts, max(ts) AS last_ts,
-           count(*) FILTER (WHERE event IN ('tool_call', 'llm_call', 'commit', 'push'))
-             - (count(commit_sha) FILTER (WHERE event = 'commit')
-                - count(DISTINCT commit_sha) FILTER (WHERE event = 'commit')) AS attempts
+           count(*) FILTER (WHERE {ATTEMPT_SQL} AND NOT {SHA_COMMIT_SQL})
+             + count(DISTINCT commit_sha) FILTER (WHERE {COMMIT_SQL}) AS attempts
     FROM run_events
     GROUP BY run
 )

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from ingest.parsers.event_rows import EventRows
+from warehouse.schema.events import EventKind
 
 MAIN_AGENT = "main"
 
@@ -81,7 +82,7 @@ def spawn_rows(links: list[SubagentLink], calls: dict[str, SubagentCall]) -> Eve
             run=link.run,
             agent=agent_name(link.agent_id),
             ts=call.ts if call else link.ts,
-            event="spawn",
+            event=EventKind.SPAWN,
             id=f"spawn:{link.tool_use_id}",
             parent=link.parent,
             role=(call.subagent_type if call else None) or "subagent",

@@ -42,6 +42,7 @@ from ingest.parsers.tool_calls import (
     ToolUse,
     read_commit_header,
 )
+from warehouse.schema.events import EventKind
 
 SOURCE_KIND = "codex"
 AGENT = "main"
@@ -182,7 +183,7 @@ def _line(
             run=state.run,
             agent=AGENT,
             ts=ts,
-            event="summary",
+            event=EventKind.SUMMARY,
             id=f"compacted:{state.run}:{ts}",
             source_line=line_no,
             source=source,
@@ -194,7 +195,7 @@ def _line(
             run=state.run,
             agent=AGENT,
             ts=ts,
-            event="error",
+            event=EventKind.ERROR,
             id=f"error:{state.run}:{ts}",
             error_kind="model",
             error_message=message[:1000] if isinstance(message, str) else None,
@@ -241,7 +242,7 @@ def _session_meta(
         run=run,
         agent=AGENT,
         ts=ts,
-        event="spawn",
+        event=EventKind.SPAWN,
         id=f"session:{run}",
         role="subagent" if spawn is not None else "main",
         attrs=orjson.dumps({k: v for k, v in attrs.items() if v is not None}).decode(),
@@ -280,7 +281,7 @@ def _token_count(
         run=state.run,
         agent=AGENT,
         ts=ts,
-        event="llm_call",
+        event=EventKind.LLM_CALL,
         id=f"tc:{digest}",
         model=state.model,
         input_tokens=last["input_tokens"] - cached,
@@ -318,7 +319,7 @@ def _tool_call(
         run=state.run,
         agent=AGENT,
         ts=ts,
-        event="tool_call",
+        event=EventKind.TOOL_CALL,
         id=call_id,
         model=state.model,
         tool=name,

@@ -1,9 +1,9 @@
 """Tool calls and their results in agent transcripts (Claude Code, Codex): pairing a result
 with its call, and commits read from `git commit` output.
 
-Pure: no files, no warehouse. A result usually arrives a few lines after its call, but a
-chunk boundary or a live session can put them in different reads; the pipeline then
-looks the call up among stored events and hands it here as a ToolUse without a row.
+Pure: no files, no warehouse queries. A result usually arrives a few lines after its
+call, but a chunk boundary or a live session can put them in different reads; the pipeline
+then looks the call up among stored events and hands it here as a ToolUse without a row.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from ingest.parsers.event_rows import EventRows
+from warehouse.schema.events import EventKind
 
 # `git commit`, also as `git -C dir commit`, `git -c k=v commit`, `git --no-pager commit`.
 GIT_COMMIT_COMMAND = re.compile(r"\bgit(?:\s+(?:-[Cc]\s+\S+|--[\w-]+(?:=\S+)?))*\s+commit(?![\w-])")
@@ -111,7 +112,7 @@ def resolve_results(
                 run=use.run,
                 agent=use.agent,
                 ts=result.ts,
-                event="commit",
+                event=EventKind.COMMIT,
                 id=f"{use.id}:commit",
                 commit_sha=header.sha,
                 commit_files=header.files,

@@ -10,13 +10,13 @@ all add once per transaction (the agent-event ingest's bulk path);
 update_events() runs an UPDATE of stored events and appends the difference it made;
 delete_events() runs a DELETE and counts the runs it touched again from the events they
 keep. A run's totals are the sums of its run_rollups rows (the earliest first_ts, the latest
-last_ts), so GET /api/runs reads a few rows per run (analytics/queries/runs.py), and its
+last_ts), so GET /api/runs reads a few rows per run (analytics/runs/queries.py), and its
 figures are exactly what aggregating every event gives, per
 docs/agent-events.md: a commit sha counts once per run, at its first
 logging (by ts, source, source_line), and that logging's `ok` decides whether it landed
 or failed; commits without a sha each count; errors are error events plus failed
 attempts. Rows stored before these tables existed are rolled up by migration 2
-(analytics/schema/events.py).
+(warehouse/schema/events.py, which words attempts and errors in SQL for every reader).
 
 Must not decide which events are new (the callers' INSERTs do) nor parse any format.
 """
@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 import warehouse
 from ingest.pipelines.loading import now_utc
+from warehouse.schema.events import COMMIT_SQL, ERROR_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -43,7 +44,7 @@ Params = Sequence[Any] | dict[str, Any]
 # folded again at every batch.)
 COMPACT_ROWS = 1000
 
-# One row per run: the same sums as GET /api/runs reads (analytics/queries/runs.py).
+# One row per run: the same sums as GET /api/runs reads (analytics/runs/queries.py).
 _COMPACTED_SQL = """
 SELECT run, min(first_ts) AS first_ts, max(last_ts) AS last_ts, sum(agents) AS agents,
        sum(events) AS events, sum(commits) AS commits, sum(errors) AS errors,
@@ -77,7 +78,8 @@ _BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at =
 # smaller relations (Reduced) that merge with those of other batches: per run and agent,
 # the figures of every event but commits with a sha (sums, and the first_ts a min, the
 # last_ts a max); and those commits (`sha_commits`, listed per run and agent and flattened
-# by Reduced.of), whose first logging of each sha is picked once all batches are merged.
+# by Reduced.of), whose first logging of each sha is picked once all batches are merged
+# (its events, commits and errors are counted then: _APPEND_TOTALS).
 # One scan of the batch, and `{extra}` aggregates for the caller's own use. The bulk
 # ingest reduces each chunk where it stages it (38 ms of a worker's CPU for 130,000
 # events, where a scan for each relation took 52 ms), so the loading thread, alone at the
@@ -86,21 +88,15 @@ _REDUCE_SQL = """
 SELECT run, agent,
        min(ts) AS first_ts,
        max(ts) AS last_ts,
-       count(*) FILTER (WHERE event <> 'commit' OR commit_sha IS NULL) AS events,
-       count(*) FILTER (
-           WHERE event = 'commit' AND commit_sha IS NULL AND ok IS DISTINCT FROM false
-       ) AS commits,
-       count(*) FILTER (
-           WHERE event = 'error'
-              OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
-              OR (event = 'commit' AND commit_sha IS NULL AND ok = false)
-       ) AS errors,
+       count(*) FILTER (WHERE NOT {sha_commit}) AS events,
+       count(*) FILTER (WHERE {landed_commit} AND commit_sha IS NULL) AS commits,
+       count(*) FILTER (WHERE {error} AND NOT {sha_commit}) AS errors,
        coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
        min(source_kind) AS source_kind,
        list({{'run': run, 'commit_sha': commit_sha, 'ts': ts, 'source': source,
               'source_line': source_line, 'ok': ok}})
-           FILTER (WHERE event = 'commit' AND commit_sha IS NOT NULL) AS sha_commits
+           FILTER (WHERE {sha_commit}) AS sha_commits
        {extra}
 FROM {batch}
 GROUP BY run, agent
@@ -223,7 +219,13 @@ class Reduced:
 def reduce_sql(batch: str, extra: str = "") -> str:
     """The query reducing the relation `batch` (the _TOTALS_INPUT columns at least) to
     Reduced.of's rows, with `extra` aggregates (", count(*) AS rows", say) after them."""
-    return _REDUCE_SQL.format(batch=batch, extra=extra)
+    return _REDUCE_SQL.format(
+        batch=batch,
+        extra=extra,
+        sha_commit=SHA_COMMIT_SQL,
+        landed_commit=LANDED_COMMIT_SQL,
+        error=ERROR_SQL,
+    )
 
 
 def reduce_rows(cur: warehouse.Cursor, batch: str, params: Params = ()) -> Reduced:
@@ -363,17 +365,16 @@ def _compact_if_long(cur: warehouse.Cursor) -> None:
         cur.unregister("compacted_totals")
 
 
-# What the rows an UPDATE may change add to their runs' totals, counted before and after.
-_SCOPE_FIGURES = """
+# What the rows an UPDATE may change add to their runs' totals, counted before and after
+# (none is a commit: update_events refuses them).
+_SCOPE_FIGURES = f"""
 SELECT run,
-       count(*) FILTER (WHERE event = 'commit') AS commit_events,
-       count(*) FILTER (
-           WHERE event = 'error' OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
-       ) AS errors,
+       count(*) FILTER (WHERE {COMMIT_SQL}) AS commit_events,
+       count(*) FILTER (WHERE {ERROR_SQL}) AS errors,
        coalesce(sum(input_tokens), 0)::BIGINT AS input_tokens,
        coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens
 FROM events
-WHERE {scope}
+WHERE {{scope}}
 GROUP BY run
 """
 

@@ -13,24 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from warehouse.schema.events import EventKind
+
 MINUTE_MS = 60_000
 HOUR_MS = 3_600_000
 
 # Event kinds as stored in Events.kind (index into KINDS).
-KINDS = (
-    "spawn",
-    "task",
-    "llm_call",
-    "tool_call",
-    "commit",
-    "push",
-    "handoff",
-    "error",
-    "summary",
-    "stop",
-)
-KIND = {name: code for code, name in enumerate(KINDS)}
-ATTEMPT_KINDS = ("tool_call", "llm_call", "commit", "push")
+KINDS = tuple(EventKind)
+KIND: dict[str, int] = {name: code for code, name in enumerate(KINDS)}
 
 
 class ErrorTrend(StrEnum):

@@ -3,7 +3,8 @@
 Owns an independent reading of the contract's definitions (docs/
 agent-events.md): commits deduplicated by sha at their first logging, attempts, errors,
 stalls, the current stall, the agent tree. Tests compare the API with these numbers, so
-nothing here may call the warehouse or analytics.queries.
+nothing here may call the warehouse or analytics/runs/queries.py (the kinds that are
+attempts are the contract's, from warehouse/schema/events.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ingest.synthetic.spec import ATTEMPT_KINDS, KIND, Events, RunSpec
+from ingest.synthetic.spec import KIND, Events, RunSpec
 from lib.durations import format_time
+from warehouse.schema.events import ATTEMPT_KINDS, EventKind
 
 _ATTEMPT_CODES = [KIND[k] for k in ATTEMPT_KINDS]
 
@@ -41,7 +43,7 @@ class GroundTruth:
     @property
     def _commit_ms(self) -> np.ndarray:
         e = self.events
-        landed = (e.kind == KIND["commit"]) & (e.ok != 0) & self._counted
+        landed = (e.kind == KIND[EventKind.COMMIT]) & (e.ok != 0) & self._counted
         return np.sort(e.ts_ms[landed])
 
     @property
@@ -76,7 +78,7 @@ class GroundTruth:
         e = self.events
         counted = self._counted
         attempt = np.isin(e.kind, _ATTEMPT_CODES) & counted
-        error = ((e.kind == KIND["error"]) | (attempt & (e.ok == 0))) & counted
+        error = ((e.kind == KIND[EventKind.ERROR]) | (attempt & (e.ok == 0))) & counted
         buckets = self._buckets(bucket_seconds)
         index = (e.ts_ms // 1000 // bucket_seconds * bucket_seconds - buckets[0]) // bucket_seconds
         attempts = np.bincount(index[attempt], minlength=len(buckets))
@@ -90,7 +92,7 @@ class GroundTruth:
         """Gaps of at least min_gap between consecutive commits with other events inside."""
         commits = self._commit_ms
         e = self.events
-        landed = (e.kind == KIND["commit"]) & (e.ok != 0)
+        landed = (e.kind == KIND[EventKind.COMMIT]) & (e.ok != 0)
         others = np.sort(e.ts_ms[~landed & self._counted])
         gap_ms = min_gap.total_seconds() * 1000
         found = []

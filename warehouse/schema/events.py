@@ -1,53 +1,134 @@
 """Warehouse tables for agent events: events, quarantine and read positions, and the
 per-run totals kept with them (ingest/pipelines/run_rollups.py maintains those).
 
+Also the facts about events that every floor reads from here, each stated once: the
+table's columns (COLUMNS: the parsers' rows and their Arrow schema derive from it), the
+event kinds (EventKind), and which events are attempts and errors (ATTEMPT_SQL,
+ERROR_SQL: the runs queries, run status, the alerts' facts and the run totals count
+with them), per docs/agent-events.md.
+
 Never edit a migration that has shipped: append a new one in this topic's version range.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import NamedTuple
+
 from warehouse.schema.migration import Migration
+
+
+class EventKind(StrEnum):
+    """The contract's event kinds. An event of another kind is stored as written and
+    counted as `other`."""
+
+    SPAWN = "spawn"
+    TASK = "task"
+    LLM_CALL = "llm_call"
+    TOOL_CALL = "tool_call"
+    COMMIT = "commit"
+    PUSH = "push"
+    HANDOFF = "handoff"
+    ERROR = "error"
+    SUMMARY = "summary"
+    STOP = "stop"
+
+
+ATTEMPT_KINDS = (EventKind.TOOL_CALL, EventKind.LLM_CALL, EventKind.COMMIT, EventKind.PUSH)
+
+
+def kind_in_sql(kinds: Iterable[EventKind]) -> str:
+    return "event IN (" + ", ".join(f"'{kind}'" for kind in kinds) + ")"
+
+
+# Conditions on a row of events (or of a relation with its event, ok and commit_sha).
+ATTEMPT_SQL = kind_in_sql(ATTEMPT_KINDS)
+ERROR_SQL = f"(event = '{EventKind.ERROR}' OR ({ATTEMPT_SQL} AND ok = false))"
+COMMIT_SQL = f"(event = '{EventKind.COMMIT}')"
+LANDED_COMMIT_SQL = f"({COMMIT_SQL} AND ok IS DISTINCT FROM false)"
+# A commit sha counts once per run, at its first logging (by ts, source, source_line):
+# what counts each logging apart leaves these rows to that first logging.
+SHA_COMMIT_SQL = f"({COMMIT_SQL} AND commit_sha IS NOT NULL)"
+
+
+class Column(NamedTuple):
+    name: str
+    sql_type: str
+    required: bool = False  # NOT NULL
+
+
+# The agent-event format's fields (docs/agent-events.md), in the table's order.
+CONTRACT_COLUMNS = (
+    Column("run", "VARCHAR", required=True),
+    Column("agent", "VARCHAR", required=True),
+    Column("ts", "TIMESTAMPTZ", required=True),
+    Column("event", "VARCHAR", required=True),
+    Column("id", "VARCHAR"),
+    Column("parent", "VARCHAR"),
+    Column("role", "VARCHAR"),
+    Column("model", "VARCHAR"),
+    Column("input_tokens", "BIGINT"),
+    Column("cached_input_tokens", "BIGINT"),
+    Column("cache_write_tokens", "BIGINT"),
+    Column("output_tokens", "BIGINT"),
+    Column("cost_usd", "DOUBLE"),
+    Column("tool", "VARCHAR"),
+    Column("ok", "BOOLEAN"),
+    Column("duration_ms", "DOUBLE"),
+    Column("task", "VARCHAR"),
+    Column("commit_sha", "VARCHAR"),
+    Column("commit_files", "BIGINT"),
+    Column("commit_insertions", "BIGINT"),
+    Column("commit_deletions", "BIGINT"),
+    Column("commit_message", "VARCHAR"),
+    Column("push_conflict", "BOOLEAN"),
+    Column("error_kind", "VARCHAR"),
+    Column("error_message", "VARCHAR"),
+    Column("handoff_to", "VARCHAR"),
+    Column("handoff_status", "VARCHAR"),
+    Column("handoff_notes", "VARCHAR"),
+    Column("attrs", "VARCHAR"),
+)
+# Where each row came from and when it was stored.
+ORIGIN_COLUMNS = (
+    Column("source_kind", "VARCHAR", required=True),
+    Column("source", "VARCHAR", required=True),
+    Column("source_line", "BIGINT"),
+    Column("ingested_at", "TIMESTAMPTZ", required=True),
+)
+# What the log adapters know and the format does not, added by warehouse/schema/adapters.py
+# (migrations 300-302, which say what each holds).
+ADAPTER_COLUMNS = (
+    Column("cache_write_5m_tokens", "BIGINT"),
+    Column("cache_write_1h_tokens", "BIGINT"),
+    Column("reasoning_output_tokens", "BIGINT"),
+    Column("author_ts", "TIMESTAMPTZ"),
+    Column("commit_author", "VARCHAR"),
+    Column("commit_claim", "BOOLEAN"),
+    Column("speed", "VARCHAR"),
+    Column("message_id", "VARCHAR"),
+)
+# The events table once every migration has run, in its order.
+COLUMNS = (*CONTRACT_COLUMNS, *ORIGIN_COLUMNS, *ADAPTER_COLUMNS)
+
+
+def _create_events() -> str:
+    """Migration 1's table: the format's columns and their origin. A column added later
+    comes with a migration of its own (ALTER TABLE), never in these two tuples."""
+    columns = [
+        f"{c.name} {c.sql_type}{' NOT NULL' if c.required else ''}"
+        for c in (*CONTRACT_COLUMNS, *ORIGIN_COLUMNS)
+    ]
+    return "CREATE TABLE IF NOT EXISTS events (\n    " + ",\n    ".join(columns) + "\n)"
+
 
 MIGRATIONS = (
     Migration(
         1,
         "agent events, quarantine, read positions",
         (
-            """
-            CREATE TABLE IF NOT EXISTS events (
-                run VARCHAR NOT NULL,
-                agent VARCHAR NOT NULL,
-                ts TIMESTAMPTZ NOT NULL,
-                event VARCHAR NOT NULL,
-                id VARCHAR,
-                parent VARCHAR,
-                role VARCHAR,
-                model VARCHAR,
-                input_tokens BIGINT,
-                cached_input_tokens BIGINT,
-                cache_write_tokens BIGINT,
-                output_tokens BIGINT,
-                cost_usd DOUBLE,
-                tool VARCHAR,
-                ok BOOLEAN,
-                duration_ms DOUBLE,
-                task VARCHAR,
-                commit_sha VARCHAR,
-                commit_files BIGINT,
-                commit_insertions BIGINT,
-                commit_deletions BIGINT,
-                commit_message VARCHAR,
-                push_conflict BOOLEAN,
-                error_kind VARCHAR,
-                error_message VARCHAR,
-                handoff_to VARCHAR,
-                handoff_status VARCHAR,
-                handoff_notes VARCHAR,
-                attrs VARCHAR,
-                source_kind VARCHAR NOT NULL,
-                source VARCHAR NOT NULL,
-                source_line BIGINT,
-                ingested_at TIMESTAMPTZ NOT NULL
-            )
-            """,
+            _create_events(),
             """
             CREATE TABLE IF NOT EXISTS quarantine (
                 source_kind VARCHAR NOT NULL,
@@ -115,14 +196,15 @@ MIGRATIONS = (
             """,
             # Events stored before this version, rolled up once.
             "INSERT INTO run_agents SELECT DISTINCT run, agent FROM events",
-            """
+            f"""
             INSERT INTO run_commits
             SELECT run, commit_sha, ts, source, source_line, ok FROM events
-            WHERE event = 'commit' AND commit_sha IS NOT NULL
+            WHERE {SHA_COMMIT_SQL}
             QUALIFY row_number() OVER (
                 PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
             """,
-            """
+            # Commits count through commit_stats (a sha once); the totals count the rest.
+            f"""
             INSERT INTO run_rollups
             WITH commit_stats AS (
                 SELECT run,
@@ -132,7 +214,7 @@ MIGRATIONS = (
                 FROM (
                     SELECT run, ok FROM run_commits
                     UNION ALL
-                    SELECT run, ok FROM events WHERE event = 'commit' AND commit_sha IS NULL
+                    SELECT run, ok FROM events WHERE {COMMIT_SQL} AND commit_sha IS NULL
                 )
                 GROUP BY run
             ),
@@ -141,11 +223,8 @@ MIGRATIONS = (
                        min(ts) AS first_ts,
                        max(ts) AS last_ts,
                        count(DISTINCT agent) AS agents,
-                       count(*) FILTER (WHERE event <> 'commit') AS other_events,
-                       count(*) FILTER (
-                           WHERE event = 'error'
-                              OR (event IN ('tool_call', 'llm_call', 'push') AND ok = false)
-                       ) AS other_errors,
+                       count(*) FILTER (WHERE NOT {COMMIT_SQL}) AS other_events,
+                       count(*) FILTER (WHERE {ERROR_SQL} AND NOT {COMMIT_SQL}) AS other_errors,
                        coalesce(sum(input_tokens), 0) AS input_tokens,
                        coalesce(sum(output_tokens), 0) AS output_tokens,
                        min(source_kind) AS source_kind
