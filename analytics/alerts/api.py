@@ -1,6 +1,7 @@
 """Alerting endpoints of the JSON API (docs/api.md): alerts, channels, rules
-(with a preview of what a rule would have fired on), silences. Handlers parse and answer;
-rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
+(with a preview of what a rule would have fired on), silences. Handlers parse and
+answer with Out schemas; the rows come from analytics.alerts.queries and
+analytics.alerts.preview, rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from analytics.alerts.models import AlertRule, AlertStateName, Channel, ChannelKind, Silence
-from analytics.alerts.preview import preview
-from analytics.alerts.queries import alert_states
+from analytics.alerts.preview import Incident, Preview, preview
+from analytics.alerts.queries import Alert, alert_states
 from analytics.alerts.rules import RuleError, build_rule
 from lib.durations import format_time, parse_duration, parse_time
 from lib.errors import NotFoundError, ParameterError
@@ -45,25 +46,26 @@ class AlertOut(Schema):
     evaluated_at: str
 
 
+def alert_out(alert: Alert) -> AlertOut:
+    return AlertOut(
+        id=alert.id,
+        rule=alert.rule,
+        kind=alert.kind,
+        state=alert.state.value,
+        since=format_time(alert.since) or "",
+        summary=alert.summary,
+        subject=alert.subject,
+        value=alert.value,
+        evaluated_at=format_time(alert.evaluated_at) or "",
+    )
+
+
 @alerts_router.get("", response=list[AlertOut], url_name="alerts")
-def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[dict[str, Any]]:
+def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[AlertOut]:
     """Alerts that are pending, firing or resolved (not `ok`), newest first."""
     if params.state and params.state not in AlertStateName.values:
         raise ParameterError(f"state must be one of {', '.join(AlertStateName.values)}")
-    return [
-        {
-            "id": s.pk,
-            "rule": s.rule.name,
-            "kind": s.rule.kind,
-            "state": s.state,
-            "since": format_time(s.since),
-            "summary": s.summary,
-            "subject": s.subject,
-            "value": s.value,
-            "evaluated_at": format_time(s.evaluated_at),
-        }
-        for s in alert_states(params.state)
-    ]
+    return [alert_out(a) for a in alert_states(params.state)]
 
 
 class ChannelIn(Schema):
@@ -103,7 +105,7 @@ def check_channel(kind: str, target: str) -> None:
 
 
 @channels_router.post("", response=IdOut, url_name="channels_create")
-def create_channel(request: HttpRequest, body: ChannelIn) -> dict[str, int]:
+def create_channel(request: HttpRequest, body: ChannelIn) -> IdOut:
     """Add a channel: `slack` (incoming webhook URL), `webhook` (JSON POST, signed with
     `secret` when given) or `email` (an address)."""
     check_channel(body.kind, body.target)
@@ -114,22 +116,22 @@ def create_channel(request: HttpRequest, body: ChannelIn) -> dict[str, int]:
             )
     except IntegrityError:
         raise ParameterError(f"a channel named {body.name!r} exists") from None
-    return {"id": channel.pk}
+    return IdOut(id=channel.pk)
 
 
 @channels_router.get("", response=list[ChannelOut], url_name="channels")
-def list_channels(request: HttpRequest) -> list[dict[str, Any]]:
+def list_channels(request: HttpRequest) -> list[ChannelOut]:
     return [
-        {
-            "id": c.pk,
-            "name": c.name,
-            "kind": c.kind,
-            "target": c.target,
-            "signed": bool(c.secret),
-            "enabled": c.enabled,
-            "failing_since": format_time(c.failing_since),
-            "last_error": c.last_error,
-        }
+        ChannelOut(
+            id=c.pk,
+            name=c.name,
+            kind=c.kind,
+            target=c.target,
+            signed=bool(c.secret),
+            enabled=c.enabled,
+            failing_since=format_time(c.failing_since),
+            last_error=c.last_error,
+        )
         for c in Channel.objects.all()
     ]
 
@@ -188,10 +190,10 @@ def validated_rule(body: RuleIn) -> tuple[int, int]:
 
 
 @rules_router.post("", response=IdOut, url_name="alert_rules_create")
-def create_rule(request: HttpRequest, body: RuleIn) -> dict[str, int]:
+def create_rule(request: HttpRequest, body: RuleIn) -> IdOut:
     """Add a rule. Kinds: preemption_rate, kv_usage, commit_stall, commit_decay,
-    error_drift, target_down, daily_spend; analytics/alerts/rules.py says what each kind's
-    threshold and params mean."""
+    error_drift, target_down, daily_spend; analytics/alerts/rules/__init__.py says what
+    each kind's threshold and params mean."""
     for_seconds, repeat_seconds = validated_rule(body)
     channels = list(Channel.objects.filter(pk__in=body.channels))
     missing = sorted(set(body.channels) - {c.pk for c in channels})
@@ -213,26 +215,26 @@ def create_rule(request: HttpRequest, body: RuleIn) -> dict[str, int]:
             rule.channels.set(channels)
     except IntegrityError:
         raise ParameterError(f"a rule named {body.name!r} exists") from None
-    return {"id": rule.pk}
+    return IdOut(id=rule.pk)
 
 
-def rule_out(rule: AlertRule) -> dict[str, Any]:
-    return {
-        "id": rule.pk,
-        "name": rule.name,
-        "kind": rule.kind,
-        "scope": rule.scope,
-        "threshold": rule.threshold,
-        "for_seconds": rule.for_seconds,
-        "params": rule.params,
-        "channels": [c.pk for c in rule.channels.all()],
-        "repeat_seconds": rule.repeat_seconds,
-        "enabled": rule.enabled,
-    }
+def rule_out(rule: AlertRule) -> RuleOut:
+    return RuleOut(
+        id=rule.pk,
+        name=rule.name,
+        kind=rule.kind,
+        scope=rule.scope,
+        threshold=rule.threshold,
+        for_seconds=rule.for_seconds,
+        params=rule.params,
+        channels=[c.pk for c in rule.channels.all()],
+        repeat_seconds=rule.repeat_seconds,
+        enabled=rule.enabled,
+    )
 
 
 @rules_router.get("", response=list[RuleOut], url_name="alert_rules")
-def list_rules(request: HttpRequest) -> list[dict[str, Any]]:
+def list_rules(request: HttpRequest) -> list[RuleOut]:
     return [rule_out(r) for r in AlertRule.objects.prefetch_related("channels")]
 
 
@@ -257,24 +259,42 @@ class PreviewOut(Schema):
     incidents: list[IncidentOut]
 
 
+def incident_out(incident: Incident) -> IncidentOut:
+    return IncidentOut(
+        subject=incident.subject,
+        pending_at=format_time(incident.pending_at),
+        fired_at=format_time(incident.fired_at),
+        resolved_at=format_time(incident.resolved_at),
+        peak=incident.peak,
+        summary=incident.summary,
+    )
+
+
+def preview_out(found: Preview) -> PreviewOut:
+    return PreviewOut(
+        start=format_time(found.start) or "",
+        end=format_time(found.end) or "",
+        evaluations=found.evaluations,
+        incidents=[incident_out(i) for i in found.incidents],
+    )
+
+
 def preview_range(hours: float, end_text: str | None) -> tuple[datetime, datetime]:
     end = parse_time(end_text, name="end") or datetime.now(UTC)
     return end - timedelta(hours=hours), end
 
 
 @rules_router.post("/preview", response=PreviewOut, url_name="alert_rules_preview")
-def preview_rule(request: HttpRequest, body: RuleIn, params: Query[PreviewIn]) -> dict[str, Any]:
+def preview_rule(request: HttpRequest, body: RuleIn, params: Query[PreviewIn]) -> PreviewOut:
     """What this rule (not saved) would have fired on over the last `hours` (default 24),
     evaluated every minute as the scheduler would."""
     for_seconds, _ = validated_rule(body)
     rule = build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
-    return preview(rule, *preview_range(params.hours, params.end))
+    return preview_out(preview(rule, *preview_range(params.hours, params.end)))
 
 
 @rules_router.get("/{rule_id}/preview", response=PreviewOut, url_name="alert_rule_preview")
-def preview_saved_rule(
-    request: HttpRequest, rule_id: int, params: Query[PreviewIn]
-) -> dict[str, Any]:
+def preview_saved_rule(request: HttpRequest, rule_id: int, params: Query[PreviewIn]) -> PreviewOut:
     rule = AlertRule.objects.filter(pk=rule_id).first()
     if rule is None:
         raise NotFoundError(f"unknown rule {rule_id}")
@@ -282,7 +302,7 @@ def preview_saved_rule(
         compiled = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
     except RuleError as exc:
         raise ParameterError(str(exc)) from None
-    return preview(compiled, *preview_range(params.hours, params.end))
+    return preview_out(preview(compiled, *preview_range(params.hours, params.end)))
 
 
 class SilenceIn(Schema):
@@ -293,7 +313,7 @@ class SilenceIn(Schema):
 
 
 @silences_router.post("", response=IdOut, url_name="silences_create")
-def create_silence(request: HttpRequest, body: SilenceIn) -> dict[str, int]:
+def create_silence(request: HttpRequest, body: SilenceIn) -> IdOut:
     """Hold back notifications of matching alerts for `duration` (states still change)."""
     rule = None
     if body.rule is not None:
@@ -308,4 +328,4 @@ def create_silence(request: HttpRequest, body: SilenceIn) -> dict[str, int]:
         comment=body.comment,
         created_by=request.user if request.user.is_authenticated else None,
     )
-    return {"id": silence.pk}
+    return IdOut(id=silence.pk)

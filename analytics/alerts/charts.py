@@ -1,6 +1,6 @@
 """The rule editor's preview timeline: what a rule would have fired on, one row per
 subject, a bar from when it fired to when it resolved (or the end of the range), its
-pending stretch before that lighter. Incidents in (analytics.alerts.engine.preview),
+pending stretch before that lighter. Incidents in (a Preview's, analytics.alerts.preview),
 a Plotly figure out; never queries, never evaluates.
 """
 
@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import plotly.graph_objects as go
 
 from analytics import charts
-from lib.durations import format_time, parse_time
+from analytics.alerts.preview import Incident
+from lib.durations import format_time
 
 ROW_PX = 34  # height of one subject's row; the figure grows with the subjects
 MIN_ROWS = 3  # so one subject's bar still sits on a readable chart
@@ -41,21 +41,20 @@ def _bar(
 
 
 def preview_timeline_figure(
-    incidents: Sequence[dict[str, Any]], start: datetime, end: datetime
+    incidents: Sequence[Incident], start: datetime, end: datetime
 ) -> go.Figure:
-    """`incidents` as engine.preview returns them (RFC 3339 strings); an incident still
-    firing at `end` runs to `end`."""
+    """`incidents` of a Preview over [start, end]; one still firing at `end` runs to `end`."""
     pending: list[tuple[str, datetime, datetime, str]] = []
     firing: list[tuple[str, datetime, datetime, str]] = []
     for incident in incidents:
-        fired = parse_time(incident["fired_at"])
+        fired = incident.fired_at
         if fired is None:
             continue
-        subject, summary = incident["subject"], incident["summary"]
-        began = parse_time(incident["pending_at"])
+        subject, summary = incident.subject, incident.summary
+        began = incident.pending_at
         if began is not None and began < fired:
             pending.append((subject, began, fired, summary))
-        firing.append((subject, fired, parse_time(incident["resolved_at"]) or end, summary))
+        firing.append((subject, fired, incident.resolved_at or end, summary))
     subjects = sorted({subject for subject, _, _, _ in firing}, reverse=True)
     fig = go.Figure()
     fig.add_trace(_bar("pending", "#fbbf77", pending, bool(pending)))

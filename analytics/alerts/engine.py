@@ -106,10 +106,10 @@ def payload(rule: AlertRule, state: AlertState, kind: NotificationKind) -> dict[
     return body
 
 
-def is_silenced(silences: list[Silence], rule: AlertRule, subject: str) -> bool:
+def is_silenced(silences: list[Silence], rule_id: int, subject: str) -> bool:
     """Whether one of these (active) silences matches this rule and subject."""
     return any(
-        (s.rule_id is None or s.rule_id == rule.pk)
+        (s.rule_id is None or s.rule_id == rule_id)
         and (not s.subject or fnmatch.fnmatchcase(subject, s.subject))
         for s in silences
     )
@@ -122,7 +122,7 @@ def _queue(
     kind: NotificationKind,
     silences: list[Silence],
 ) -> int:
-    silenced = is_silenced(silences, rule, state.subject)
+    silenced = is_silenced(silences, rule.pk, state.subject)
     made = 0
     for channel in rule.channels.all():
         status = NotificationStatus.SILENCED if silenced else NotificationStatus.PENDING

@@ -1,54 +1,50 @@
 """What a rule would have done over a past range, for the rule editor and the preview
 API: the state machine of analytics.alerts.state run in memory, once a minute by
-default, and the incidents it went through (pending, fired, resolved, peak value). It
-writes nothing: no states, transitions, evaluations or notifications.
+default, and the incidents it went through (pending, fired, resolved, peak value), as a
+Preview. It writes nothing: no states, transitions, evaluations or notifications.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from analytics.alerts.facts import MINUTE, Facts, epoch, floor_minute
 from analytics.alerts.models import AlertStateName
 from analytics.alerts.rules import Finding, Rule
 from analytics.alerts.state import FIRING, OK, PENDING, RESOLVED, next_states
-from lib.durations import format_time
 
 
 @dataclass
 class Incident:
+    """One stretch a subject fired (and was pending before, when `for` asked it to wait)."""
+
     subject: str
-    pending_at: datetime | None
-    fired_at: datetime | None
-    resolved_at: datetime | None
+    pending_at: datetime | None  # None: it fired at once
+    fired_at: datetime | None  # set on every incident a Preview lists
+    resolved_at: datetime | None  # None: still firing at the end of the range
     peak: float | None
-    summary: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "subject": self.subject,
-            "pending_at": format_time(self.pending_at),
-            "fired_at": format_time(self.fired_at),
-            "resolved_at": format_time(self.resolved_at),
-            "peak": self.peak,
-            "summary": self.summary,
-        }
+    summary: str  # as it read when the alert fired
 
 
-def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Preview:
+    """What a preview found: its first and last evaluation times (the range asked for
+    when it had none to run), how many it ran, and the incidents in the order they fired."""
+
+    start: datetime
+    end: datetime
+    evaluations: int
+    incidents: list[Incident] = field(default_factory=list)
+
+
+def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) -> Preview:
     """What `rule` would have done over [start, end], evaluated every `step_s` (at the last
     second of each minute, so each minute's data is complete), without writing anything."""
     first = floor_minute(epoch(start)) + MINUTE - 1
     times = [datetime.fromtimestamp(t, tz=UTC) for t in range(first, int(epoch(end)) + 1, step_s)]
     if not times:
-        return {
-            "evaluations": 0,
-            "incidents": [],
-            "start": format_time(start),
-            "end": format_time(end),
-        }
+        return Preview(start, end, 0)
     facts = Facts(times[0], times[-1], rule.horizon())
     current: dict[str, AlertStateName] = {}
     active_since: dict[str, datetime | None] = {}
@@ -84,9 +80,4 @@ def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) ->
                     open_incidents.pop(subject, None)
             if step.states:
                 current[subject] = step.states[-1]
-    return {
-        "start": format_time(times[0]),
-        "end": format_time(times[-1]),
-        "evaluations": len(times),
-        "incidents": [i.as_dict() for i in incidents],
-    }
+    return Preview(times[0], times[-1], len(times), incidents)

@@ -3,8 +3,9 @@
 and the rule editor with a preview of what a rule would have fired on over the last 24 h.
 
 Views and forms only: rules are checked by analytics.alerts.rules.build_rule (durations
-by analytics.alerts_api.read_seconds, as the API reads them), the preview is
-analytics.alerts.engine.preview, the timeline analytics.alert_charts; no SQL here.
+by analytics.alerts.api.read_seconds, as the API reads them); the lists come from
+analytics.alerts.queries, the preview from analytics.alerts.preview and its timeline from
+analytics.alerts.charts. No SQL here.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from analytics.alerts.models import (
     RuleKind,
     Silence,
 )
+from analytics.alerts.preview import Incident
 from analytics.alerts.queries import alert_states, recent_transitions
 from analytics.alerts.rules import Rule, RuleError, build_rule
 from lib.durations import format_duration, format_time, parse_duration, parse_time
@@ -242,15 +244,15 @@ class SilenceForm(forms.Form):
 
 def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
     now = timezone.now()
-    active = [
-        s for s in alert_states() if s.state in (AlertStateName.FIRING, AlertStateName.PENDING)
+    alerts = [
+        a for a in alert_states() if a.state in (AlertStateName.FIRING, AlertStateName.PENDING)
     ]
-    active.sort(key=lambda s: s.state != AlertStateName.FIRING)  # firing first, then pending
+    alerts.sort(key=lambda a: a.state != AlertStateName.FIRING)  # firing first, then pending
     silences = list(
         Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).select_related("rule")
     )
-    for s in active:
-        s.silenced = engine.is_silenced(silences, s.rule, s.subject)
+    # (alert, whether a silence holds its notifications back)
+    active = [(a, engine.is_silenced(silences, a.rule_id, a.subject)) for a in alerts]
     evaluation = Evaluation.objects.first()
     rule_rows = AlertRule.objects.prefetch_related("channels").annotate(
         firing=Count("states", filter=Q(states__state=AlertStateName.FIRING))
@@ -260,8 +262,8 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
         "nav": "alerts",
         "active": active,
         "enabled_count": sum(r.enabled for r in rule_list),
-        "firing_count": sum(s.state == AlertStateName.FIRING for s in active),
-        "pending_count": sum(s.state == AlertStateName.PENDING for s in active),
+        "firing_count": sum(a.state == AlertStateName.FIRING for a in alerts),
+        "pending_count": sum(a.state == AlertStateName.PENDING for a in alerts),
         "channels": Channel.objects.all(),
         "failing_channels": Channel.objects.filter(failing_since__isnull=False).count(),
         "silences": silences,
@@ -328,22 +330,11 @@ def _preview_range(form: RuleForm) -> tuple[datetime, datetime]:
     return end - PREVIEW, end
 
 
-def _incident_rows(incidents: list[dict[str, Any]], end: datetime) -> list[dict[str, Any]]:
-    rows = []
-    for incident in incidents:
-        fired = parse_time(incident["fired_at"])
-        resolved = parse_time(incident["resolved_at"])
-        lasted = ((resolved or end) - fired).total_seconds() if fired else None
-        rows.append(
-            {
-                **incident,
-                "pending_at": parse_time(incident["pending_at"]),
-                "fired_at": fired,
-                "resolved_at": resolved,
-                "lasted": format_duration(round(lasted / 60) * 60 or 60) if lasted else "",
-            }
-        )
-    return rows
+def _lasted(incident: Incident, end: datetime) -> str:
+    """How long it fired, to the minute (at least 1m), counting one still firing to `end`."""
+    fired = incident.fired_at
+    lasted = ((incident.resolved_at or end) - fired).total_seconds() if fired else None
+    return format_duration(round(lasted / 60) * 60 or 60) if lasted else ""
 
 
 def _chart_query(request: HttpRequest, end: datetime) -> str:
@@ -370,10 +361,11 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
             start, end = _preview_range(form)
             found = alert_preview.preview(form.compiled, start, end)
             preview = {
-                **found,
                 "start": start,
                 "end": end,
-                "incidents": _incident_rows(found["incidents"], end),
+                "evaluations": found.evaluations,
+                # (incident, how long it fired)
+                "incidents": [(i, _lasted(i, end)) for i in found.incidents],
                 "chart_src": reverse("alerts-preview-chart") + "?" + _chart_query(request, end),
             }
         else:
@@ -409,5 +401,5 @@ def preview_chart(request: HttpRequest) -> HttpResponse:
         return HttpResponse(errors, status=422, content_type="text/plain; charset=utf-8")
     start, end = _preview_range(form)
     found = alert_preview.preview(form.compiled, start, end)
-    fig = alert_charts.preview_timeline_figure(found["incidents"], start, end)
+    fig = alert_charts.preview_timeline_figure(found.incidents, start, end)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -11,6 +11,7 @@ import pytest
 from analytics.alerts.models import AlertState, Evaluation
 from analytics.alerts.preview import preview
 from analytics.alerts.rules import build_rule
+from lib.durations import format_time
 from tests.analytics.alerts import scenarios
 from tests.analytics.alerts.scenarios import T0
 
@@ -21,8 +22,8 @@ def test_the_preview_replays_a_rule_over_a_past_day_without_writing(lake: Path) 
     scenarios.load_flapping_kv()
     rule = build_rule("kv_usage", 0.95, {}, {}, 300)
     found = preview(rule, T0, T0 + timedelta(minutes=80))
-    assert [(i["subject"], i["fired_at"], i["resolved_at"]) for i in found["incidents"]] == [
-        ("gpu-flap", "2026-01-14T08:33:59Z", "2026-01-14T08:42:59Z")
-    ]
-    assert found["evaluations"] == 80
+    assert [
+        (i.subject, format_time(i.fired_at), format_time(i.resolved_at)) for i in found.incidents
+    ] == [("gpu-flap", "2026-01-14T08:33:59Z", "2026-01-14T08:42:59Z")]
+    assert found.evaluations == 80
     assert AlertState.objects.count() == 0 and Evaluation.objects.count() == 0
