@@ -23,6 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from warehouse.schema.events import CONTRACT_COLUMNS
+
 SOURCE_KIND = "agent-events"
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
 
@@ -104,37 +106,8 @@ FIELDS: tuple[Field, ...] = (
     Field("attrs", JsonType.OBJECT, "attrs"),
 )
 
-EVENT_COLUMNS: tuple[str, ...] = (
-    "run",
-    "agent",
-    "ts",
-    "event",
-    "id",
-    "parent",
-    "role",
-    "model",
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "cost_usd",
-    "tool",
-    "ok",
-    "duration_ms",
-    "task",
-    "commit_sha",
-    "commit_files",
-    "commit_insertions",
-    "commit_deletions",
-    "commit_message",
-    "push_conflict",
-    "error_kind",
-    "error_message",
-    "handoff_to",
-    "handoff_status",
-    "handoff_notes",
-    "attrs",
-)
+# The events columns this format fills, in the table's order.
+EVENT_COLUMNS: tuple[str, ...] = tuple(column.name for column in CONTRACT_COLUMNS)
 
 TOP_LEVEL = tuple(f.path for f in FIELDS if f.container is None)
 CONTAINERS = tuple(f.path for f in FIELDS if f.kind == JsonType.OBJECT and f.column is None)

@@ -1,7 +1,8 @@
 """The rows the log adapters (Claude Code, Codex, git) build: every `events` column an
 adapter can fill, one batch at a time.
 
-Pure: no files, no warehouse. Timestamps travel as RFC 3339 text (validated by the
+Pure: no files, no warehouse queries; the columns and their types are those
+warehouse/schema/events.py defines. Timestamps travel as RFC 3339 text (validated by the
 parsers) and are cast by DuckDB on insert.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest.parsers.agent_events import EVENT_COLUMNS
+from warehouse.schema.events import ADAPTER_COLUMNS, CONTRACT_COLUMNS, ORIGIN_COLUMNS
 
 
 class Reject(ValueError):
@@ -33,51 +34,21 @@ def read_timestamp(doc: dict[str, Any]) -> tuple[str, float]:
     return value, parsed.timestamp() * 1000.0
 
 
-# Columns added for the adapters (analytics/schema/adapters.py), after the contract's.
-ADAPTER_COLUMNS: tuple[str, ...] = (
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "reasoning_output_tokens",
-    "author_ts",
-    "commit_author",
-    "commit_claim",
-    "speed",
-    "message_id",
-)
+_ORIGIN = {column.name: column for column in ORIGIN_COLUMNS}
+# The events columns an adapter fills (source_kind and ingested_at are the loader's);
 # `source` (the file a row came from) may be left NULL when a batch has one source.
-COLUMNS: tuple[str, ...] = (*EVENT_COLUMNS, *ADAPTER_COLUMNS, "source_line", "source")
-
-_INTEGER = {
-    "input_tokens",
-    "cached_input_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "commit_files",
-    "commit_insertions",
-    "commit_deletions",
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "reasoning_output_tokens",
-    "source_line",
+_COLUMNS = (*CONTRACT_COLUMNS, *ADAPTER_COLUMNS, _ORIGIN["source_line"], _ORIGIN["source"])
+COLUMNS: tuple[str, ...] = tuple(column.name for column in _COLUMNS)
+# Text until the insert casts them (above).
+TIME_COLUMNS = frozenset(c.name for c in _COLUMNS if c.sql_type == "TIMESTAMPTZ")
+_ARROW_TYPES = {
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
+    "VARCHAR": pa.string(),
+    "TIMESTAMPTZ": pa.string(),
 }
-_FLOAT = {"cost_usd", "duration_ms"}
-_BOOLEAN = {"ok", "push_conflict", "commit_claim"}
-# ts and author_ts travel as text and are cast on insert.
-SCHEMA = pa.schema(
-    [
-        pa.field(
-            name,
-            pa.int64()
-            if name in _INTEGER
-            else pa.float64()
-            if name in _FLOAT
-            else pa.bool_()
-            if name in _BOOLEAN
-            else pa.string(),
-        )
-        for name in COLUMNS
-    ]
-)
+SCHEMA = pa.schema([pa.field(c.name, _ARROW_TYPES[c.sql_type]) for c in _COLUMNS])
 
 
 class EventRows:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import warehouse
-from ingest.parsers.event_rows import COLUMNS
+from ingest.parsers.event_rows import COLUMNS, TIME_COLUMNS
 from ingest.pipelines import run_rollups
 from ingest.pipelines.loading import now_utc
 
@@ -33,7 +33,7 @@ class Dedup(StrEnum):
 def _select_list() -> str:
     parts = []
     for name in COLUMNS:
-        if name in ("ts", "author_ts"):
+        if name in TIME_COLUMNS:
             parts.append(f"CAST(b.{name} AS TIMESTAMPTZ) AS {name}")
         elif name == "source":
             parts.append("coalesce(b.source, $source) AS source")
