@@ -1,20 +1,25 @@
 """Tokens endpoints of the JSON API (docs/api.md): count a text, the tax
-table, traffic by language, and where provider usage disagrees with our counts."""
+table, traffic by language, and where provider usage disagrees with our counts.
+
+Parameters come in through Query schemas (the time window through lib.window's
+WindowQuery); answers are analytics.tokens.report's dataclasses, shaped by the Out schemas
+here."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 
 from analytics.tokens import queries
 from analytics.tokens import report as tokens_report
 from analytics.tokens.counting import count_text, split_tokens
 from analytics.tokens.languages import detect_language
 from analytics.tokens.vocabularies import AVAILABLE_ENCODINGS, configured_encodings
-from lib.durations import format_time, parse_time
+from lib.durations import format_time
 from lib.errors import ParameterError
+from lib.window import WindowQuery
 
 router = Router()
 
@@ -42,7 +47,7 @@ class CountOut(Schema):
 
 
 @router.post("/count", response=CountOut, url_name="tokens_count")
-def count(request: HttpRequest, body: CountIn) -> dict[str, Any]:
+def count(request: HttpRequest, body: CountIn) -> CountOut:
     """Tokens of one text under each encoding, its detected language, and optionally the
     pieces each encoding cuts it into."""
     encodings = list(dict.fromkeys(body.encodings or configured_encodings()))
@@ -52,18 +57,19 @@ def count(request: HttpRequest, body: CountIn) -> dict[str, Any]:
         raise ParameterError(f"text must be at most {MAX_COUNT_CHARS} characters")
     if body.pieces and len(body.text) > MAX_PIECES_CHARS:
         raise ParameterError(f"pieces are shown for texts up to {MAX_PIECES_CHARS} characters")
-    answer: dict[str, Any] = {
-        "counts": count_text(body.text, encodings),
-        "language": detect_language(body.text),
-        "chars": len(body.text),
-        "bytes": len(body.text.encode("utf-8", "surrogatepass")),
-    }
+    pieces = None
     if body.pieces:
-        answer["pieces"] = {
-            name: [{"text": p.text, "ids": list(p.ids)} for p in split_tokens(body.text, name)]
+        pieces = {
+            name: [PieceOut(text=p.text, ids=list(p.ids)) for p in split_tokens(body.text, name)]
             for name in encodings
         }
-    return answer
+    return CountOut(
+        counts=count_text(body.text, encodings),
+        language=detect_language(body.text),
+        chars=len(body.text),
+        bytes=len(body.text.encode("utf-8", "surrogatepass")),
+        pieces=pieces,
+    )
 
 
 class TaxLanguageOut(Schema):
@@ -88,25 +94,27 @@ class TaxOut(Schema):
     languages: list[TaxLanguageOut]
 
 
+class TaxIn(Schema):
+    encoding: str = "o200k_base"
+    source: str = "parallel"  # a TaxSource, checked by the report
+    corpus: str | None = None  # a Corpus; default: ingested once any are
+
+
 @router.get("/tax", response=TaxOut, url_name="tokens_tax")
 def tax(
-    request: HttpRequest,
-    encoding: str = "o200k_base",
-    source: str = "parallel",
-    corpus: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, params: Query[TaxIn], window: Query[WindowQuery]
+) -> tokens_report.TaxTable | tokens_report.TrafficTaxTable:
     """Per language: tokens, characters and the tax, the mean over parallel ids of
     tokens(language) / tokens(en). `source=traffic` has no parallel ids: it gives tokens
     per character and per byte instead (and `tax` is null). `corpus` picks the ingested
     parallel texts or the set shipped with Fleetscope (default: ingested once any are)."""
+    # Each end is read on its own: a reversed window answers nothing, as it always has.
     return tokens_report.tax_table(
-        encoding,
-        source,
-        corpus=corpus,
-        start=parse_time(start, name="start"),
-        end=parse_time(end, name="end"),
+        params.encoding,
+        params.source,
+        corpus=params.corpus,
+        start=window.start_time(),
+        end=window.end_time(),
     )
 
 
@@ -154,22 +162,20 @@ class TrafficOut(Schema):
     saving: SavingOut
 
 
+class TrafficIn(Schema):
+    from_encoding: str | None = None  # default: the oldest configured
+    to_encoding: str | None = None  # default: the newest configured
+
+
 @router.get("/traffic", response=TrafficOut, url_name="tokens_traffic")
 def traffic(
-    request: HttpRequest,
-    start: str | None = None,
-    end: str | None = None,
-    from_encoding: str | None = None,
-    to_encoding: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, window: Query[WindowQuery], params: Query[TrafficIn]
+) -> tokens_report.TrafficReport:
     """Requests by language under every counted encoding, with the tokens a move from
     `from_encoding` to `to_encoding` saves (default: oldest to newest configured)."""
-    report = tokens_report.traffic_report(
-        parse_time(start, name="start"), parse_time(end, name="end"), from_encoding, to_encoding
+    return tokens_report.traffic_report(
+        window.start_time(), window.end_time(), params.from_encoding, params.to_encoding
     )
-    report["from_encoding"] = report.pop("from")
-    report["to_encoding"] = report.pop("to")
-    return report
 
 
 class EncodingsOut(Schema):
@@ -178,9 +184,11 @@ class EncodingsOut(Schema):
 
 
 @router.get("/encodings", response=EncodingsOut, url_name="tokens_encodings")
-def encodings(request: HttpRequest) -> dict[str, Any]:
+def encodings(request: HttpRequest) -> EncodingsOut:
     """Encodings that load offline here, and the ones every text is counted under."""
-    return {"available": list(AVAILABLE_ENCODINGS), "configured": list(configured_encodings())}
+    return EncodingsOut(
+        available=list(AVAILABLE_ENCODINGS), configured=list(configured_encodings())
+    )
 
 
 class MismatchOut(Schema):
@@ -200,17 +208,22 @@ class MismatchesOut(Schema):
     requests: list[MismatchOut]
 
 
+class MismatchesIn(Schema):
+    limit: int = 50  # 1 to 1000
+
+
 @router.get("/mismatches", response=MismatchesOut, url_name="tokens_mismatches")
-def mismatches(request: HttpRequest, limit: int = 50) -> dict[str, Any]:
+def mismatches(request: HttpRequest, params: Query[MismatchesIn]) -> MismatchesOut:
     """Requests whose provider-reported usage is far from our count under the model's own
     encoding (more than 16 tokens and 25% apart), newest first."""
-    if not 1 <= limit <= 1000:
+    if not 1 <= params.limit <= 1000:
         raise ParameterError("limit must be between 1 and 1000")
     compared, mismatched = queries.mismatch_summary()
-    return {
-        "compared": compared,
-        "mismatched": mismatched,
-        "requests": [
-            {**m.__dict__, "ts": format_time(m.ts)} for m in queries.usage_mismatches(limit)
+    return MismatchesOut(
+        compared=compared,
+        mismatched=mismatched,
+        requests=[
+            MismatchOut(**{**asdict(m), "ts": format_time(m.ts)})
+            for m in queries.usage_mismatches(params.limit)
         ],
-    }
+    )

@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 
 from analytics import charts
 from analytics.tokens.language_names import language_name
+from analytics.tokens.report import TrafficLanguage
+from analytics.tokens.tax import LanguageTax
 
 # One color per encoding, oldest (most expensive outside English) to newest.
 ENCODING_COLORS = {
@@ -34,14 +36,14 @@ def _category_layout(y_title: str, **overrides: Any) -> dict[str, Any]:
 
 
 def build_tax_figure(
-    tables: Mapping[str, Sequence[Mapping[str, Any]]], order: Sequence[str]
+    tables: Mapping[str, Sequence[LanguageTax]], order: Sequence[str]
 ) -> go.Figure:
     """Grouped bars: tax per language (in `order`, highest first), one trace per encoding;
     a dashed line at 1.0, English."""
     labels = [language_name(code) for code in order]
     fig = go.Figure()
     for encoding, rows in tables.items():
-        by_language = {row["language"]: row["tax"] for row in rows}
+        by_language = {row.language: row.tax for row in rows}
         fig.add_trace(
             go.Bar(
                 name=encoding,
@@ -57,20 +59,25 @@ def build_tax_figure(
 
 
 def build_traffic_figure(
-    languages: Sequence[Mapping[str, Any]], encodings: Sequence[str]
+    languages: Sequence[TrafficLanguage], encodings: Sequence[str]
 ) -> go.Figure:
     """Grouped bars: traffic tokens per language, one trace per encoding."""
-    labels = [language_name(row["language"]) for row in languages]
+    labels = [language_name(row.language) for row in languages]
     fig = go.Figure()
     for encoding in encodings:
         fig.add_trace(
             go.Bar(
                 name=encoding,
                 x=labels,
-                y=[row["encodings"].get(encoding, {}).get("tokens") for row in languages],
+                y=[_tokens(row, encoding) for row in languages],
                 marker_color=ENCODING_COLORS.get(encoding, charts.COLORS["warn"]),
                 hovertemplate="%{y:,} tokens<extra>" + encoding + "</extra>",
             )
         )
     fig.update_layout(_category_layout("tokens"))
     return fig
+
+
+def _tokens(row: TrafficLanguage, encoding: str) -> int | None:
+    counted = row.encodings.get(encoding)
+    return counted.tokens if counted else None

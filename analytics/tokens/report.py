@@ -1,19 +1,21 @@
 """The Tokens answers the API and the Tokens page share: the tax table (parallel texts or
 traffic), traffic by language under each encoding, and what a change of encoding saves.
 
-Turns a question into queries (analytics/queries/tokens.py) and the tax arithmetic
-(analytics/tokens/tax.py) into plain dicts; writes no SQL and renders nothing.
+Turns a question into queries (analytics/tokens/queries.py) and the tax arithmetic
+(analytics/tokens/tax.py) into the dataclasses below, the shapes of GET /api/tokens/tax
+and /traffic (analytics/tokens/api.py's Out schemas name the same fields); writes no SQL
+and renders nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from analytics.tokens import queries
 from analytics.tokens.shipped import shipped_counts
-from analytics.tokens.tax import BASELINE, ParallelCount, build_tax_table
+from analytics.tokens.tax import BASELINE, LanguageTax, ParallelCount, build_tax_table
 from analytics.tokens.vocabularies import AVAILABLE_ENCODINGS, configured_encodings
 from lib.errors import ParameterError
 
@@ -28,6 +30,109 @@ class Corpus(StrEnum):
 
     INGESTED = "ingested"
     SHIPPED = "shipped"
+
+
+@dataclass(frozen=True)
+class TaxTable:
+    """The tax per language over parallel texts, highest first."""
+
+    encoding: str
+    source: str  # TaxSource.PARALLEL
+    corpus: str  # a Corpus
+    baseline: str
+    languages: list[LanguageTax]
+
+
+@dataclass(frozen=True)
+class TrafficTax:
+    """One language's traffic under one encoding. Traffic has no parallel ids, so there is
+    no tax: tokens per character, and that relative to the baseline's, stand in for it."""
+
+    language: str
+    samples: int  # requests
+    tokens: int
+    chars: int
+    bytes: int
+    tokens_per_char: float | None
+    tokens_per_byte: float | None
+    tokens_per_char_vs_baseline: float | None
+    share_of_tokens: float | None
+    tax: None = None
+
+
+@dataclass(frozen=True)
+class TrafficTaxTable:
+    """Tokens per character per language of the requests, highest first."""
+
+    encoding: str
+    source: str  # TaxSource.TRAFFIC
+    baseline: str
+    languages: list[TrafficTax]
+
+
+@dataclass(frozen=True)
+class Saving:
+    """Tokens before and after a change of encoding."""
+
+    tokens_before: int
+    tokens_after: int
+    saved_tokens: int
+    saved_fraction: float | None  # None: nothing before
+
+    @classmethod
+    def between(cls, before: int, after: int) -> Saving:
+        return cls(before, after, before - after, _ratio(before - after, before))
+
+
+@dataclass(frozen=True)
+class EncodingTraffic:
+    """A language's requests counted under one encoding."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    tokens: int
+    share_of_tokens: float | None  # of all the encoding's tokens
+    tokens_per_char: float | None
+    tokens_per_byte: float | None
+
+
+@dataclass(frozen=True)
+class Reported:
+    """Provider-reported (billed) tokens of a language."""
+
+    requests: int  # requests that carried provider-reported usage
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    share_of_tokens: float | None  # of all reported tokens in the range
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class TrafficLanguage:
+    language: str
+    requests: int
+    share_of_requests: float | None
+    chars: int
+    bytes: int
+    encodings: dict[str, EncodingTraffic]  # by encoding name, only those it was counted under
+    saving: Saving  # from_encoding -> to_encoding
+    reported: Reported
+
+
+@dataclass(frozen=True)
+class TrafficReport:
+    """Requests by language under every counted encoding, most requests first."""
+
+    encodings: list[str]  # oldest first
+    from_encoding: str
+    to_encoding: str
+    requests: int
+    languages: list[TrafficLanguage]
+    saving: Saving  # of all the traffic
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -72,7 +177,7 @@ def tax_table(
     corpus: str | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
-) -> dict[str, Any]:
+) -> TaxTable | TrafficTaxTable:
     """GET /api/tokens/tax: per language, tokens, characters and the tax vs English."""
     try:
         kind = TaxSource(source)
@@ -80,66 +185,57 @@ def tax_table(
         raise ParameterError("source must be 'parallel' or 'traffic'") from None
     check_encoding(encoding)
     if kind is TaxSource.TRAFFIC:
-        return _traffic_tax(encoding, start, end)
-    chosen = resolve_corpus(corpus)
-    table = build_tax_table(parallel_counts(encoding, chosen), BASELINE)
-    return {
-        "encoding": encoding,
-        "source": kind.value,
-        "corpus": chosen.value,
-        "baseline": BASELINE,
-        "languages": [
-            {
-                "language": row.language,
-                "samples": row.samples,
-                "texts": row.texts,
-                "tokens": row.tokens,
-                "chars": row.chars,
-                "bytes": row.bytes,
-                "tokens_per_char": row.tokens_per_char,
-                "tokens_per_byte": row.tokens_per_byte,
-                "tax": row.tax,
-            }
-            for row in table
-        ],
-    }
+        return traffic_tax_table(encoding, start, end)
+    return parallel_tax_table(encoding, resolve_corpus(corpus))
 
 
-def _traffic_tax(encoding: str, start: datetime | None, end: datetime | None) -> dict[str, Any]:
+def parallel_tax_table(encoding: str, corpus: Corpus) -> TaxTable:
+    """The tax per language of `corpus`'s parallel texts counted under `encoding`."""
+    return TaxTable(
+        encoding=encoding,
+        source=TaxSource.PARALLEL.value,
+        corpus=corpus.value,
+        baseline=BASELINE,
+        languages=build_tax_table(parallel_counts(encoding, corpus), BASELINE),
+    )
+
+
+def traffic_tax_table(
+    encoding: str, start: datetime | None, end: datetime | None
+) -> TrafficTaxTable:
     """Traffic has no parallel ids, so no content-matched tax: what it does have is tokens
     per character and per UTF-8 byte, and those relative to English traffic."""
     rows = [r for r in queries.traffic_by_language(start, end) if r.encoding == encoding]
     total_tokens = sum(r.tokens for r in rows)
     baseline = next((r for r in rows if r.language == BASELINE), None)
     baseline_tpc = _ratio(baseline.tokens, baseline.chars) if baseline else None
-    languages: list[dict[str, Any]] = []
+    languages = []
     for row in rows:
         tokens_per_char = _ratio(row.tokens, row.chars)
         languages.append(
-            {
-                "language": row.language,
-                "samples": row.requests,
-                "tokens": row.tokens,
-                "chars": row.chars,
-                "bytes": row.bytes,
-                "tokens_per_char": tokens_per_char,
-                "tokens_per_byte": _ratio(row.tokens, row.bytes),
-                "tokens_per_char_vs_baseline": (
+            TrafficTax(
+                language=row.language,
+                samples=row.requests,
+                tokens=row.tokens,
+                chars=row.chars,
+                bytes=row.bytes,
+                tokens_per_char=tokens_per_char,
+                tokens_per_byte=_ratio(row.tokens, row.bytes),
+                tokens_per_char_vs_baseline=(
                     tokens_per_char / baseline_tpc
                     if tokens_per_char is not None and baseline_tpc
                     else None
                 ),
-                "share_of_tokens": _ratio(row.tokens, total_tokens),
-                "tax": None,
-            }
+                share_of_tokens=_ratio(row.tokens, total_tokens),
+            )
         )
-    languages.sort(key=lambda r: (-(r["tokens_per_char"] or 0.0), r["language"]))
-    return {
-        "encoding": encoding,
-        "source": TaxSource.TRAFFIC.value,
-        "baseline": BASELINE,
-        "languages": languages,
-    }
+    languages.sort(key=lambda r: (-(r.tokens_per_char or 0.0), r.language))
+    return TrafficTaxTable(
+        encoding=encoding,
+        source=TaxSource.TRAFFIC.value,
+        baseline=BASELINE,
+        languages=languages,
+    )
 
 
 def traffic_report(
@@ -147,7 +243,7 @@ def traffic_report(
     end: datetime | None,
     from_encoding: str | None = None,
     to_encoding: str | None = None,
-) -> dict[str, Any]:
+) -> TrafficReport:
     """Traffic by language under every counted encoding, and the saving of moving from
     one encoding to another (default: the oldest configured to the newest)."""
     rows = queries.traffic_by_language(start, end)
@@ -169,74 +265,56 @@ def traffic_report(
     total_by_encoding = {
         name: sum(r.tokens for r in rows if r.encoding == name) for name in counted
     }
-    languages: list[dict[str, Any]] = []
+    languages = []
     for language, per_encoding in by_language.items():
         any_row = next(iter(per_encoding.values()))
         before = per_encoding[source].tokens if source in per_encoding else 0
         after = per_encoding[target].tokens if target in per_encoding else 0
         languages.append(
-            {
-                "language": language,
-                "requests": any_row.requests,
-                "share_of_requests": _ratio(any_row.requests, total_requests),
-                "chars": any_row.chars,
-                "bytes": any_row.bytes,
-                "encodings": {
-                    name: {
-                        "prompt_tokens": row.prompt_tokens,
-                        "completion_tokens": row.completion_tokens,
-                        "tokens": row.tokens,
-                        "share_of_tokens": _ratio(row.tokens, total_by_encoding[name]),
-                        "tokens_per_char": _ratio(row.tokens, row.chars),
-                        "tokens_per_byte": _ratio(row.tokens, row.bytes),
-                    }
+            TrafficLanguage(
+                language=language,
+                requests=any_row.requests,
+                share_of_requests=_ratio(any_row.requests, total_requests),
+                chars=any_row.chars,
+                bytes=any_row.bytes,
+                encodings={
+                    name: EncodingTraffic(
+                        prompt_tokens=row.prompt_tokens,
+                        completion_tokens=row.completion_tokens,
+                        tokens=row.tokens,
+                        share_of_tokens=_ratio(row.tokens, total_by_encoding[name]),
+                        tokens_per_char=_ratio(row.tokens, row.chars),
+                        tokens_per_byte=_ratio(row.tokens, row.bytes),
+                    )
                     for name, row in per_encoding.items()
                 },
-                "saving": {
-                    "tokens_before": before,
-                    "tokens_after": after,
-                    "saved_tokens": before - after,
-                    "saved_fraction": _ratio(before - after, before),
-                },
-                "reported": _reported(reported.get(language), reported_total),
-            }
+                saving=Saving.between(before, after),
+                reported=_reported(reported.get(language), reported_total),
+            )
         )
-    languages.sort(key=lambda r: (-r["requests"], r["language"]))
-    before_total = total_by_encoding.get(source, 0)
-    after_total = total_by_encoding.get(target, 0)
-    return {
-        "encodings": counted,
-        "from": source,
-        "to": target,
-        "requests": total_requests,
-        "languages": languages,
-        "saving": {
-            "tokens_before": before_total,
-            "tokens_after": after_total,
-            "saved_tokens": before_total - after_total,
-            "saved_fraction": _ratio(before_total - after_total, before_total),
-        },
-    }
+    languages.sort(key=lambda r: (-r.requests, r.language))
+    return TrafficReport(
+        encodings=counted,
+        from_encoding=source,
+        to_encoding=target,
+        requests=total_requests,
+        languages=languages,
+        saving=Saving.between(total_by_encoding.get(source, 0), total_by_encoding.get(target, 0)),
+    )
 
 
-def _reported(usage: queries.ReportedUsage | None, total: int) -> dict[str, Any]:
+def _reported(usage: queries.ReportedUsage | None, total: int) -> Reported:
     """Provider-reported (billed) tokens of a language and their share of all reported
     tokens: what its requests cost, relative to the rest, at one price per token."""
     if usage is None:
-        return {
-            "requests": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "cached_tokens": 0,
-            "share_of_tokens": None,
-        }
-    return {
-        "requests": usage.requests_with_usage,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "cached_tokens": usage.cached_tokens,
-        "share_of_tokens": _ratio(usage.prompt_tokens + usage.completion_tokens, total),
-    }
+        return Reported(0, 0, 0, 0, None)
+    return Reported(
+        requests=usage.requests_with_usage,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        share_of_tokens=_ratio(usage.prompt_tokens + usage.completion_tokens, total),
+    )
 
 
 def _encoding_order(name: str) -> int:

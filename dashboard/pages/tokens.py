@@ -1,12 +1,14 @@
 """The Tokens page: the token tax per language under each encoding, traffic by language,
 usage mismatches, and a paste box that shows how each encoding cuts a text.
 
-Views only: answers come from analytics.tokens_report and analytics.queries, figures
-from analytics.token_charts; no SQL here.
+Views only: answers come from analytics.tokens.report and analytics.tokens.queries,
+figures from analytics.tokens.charts; no SQL here. The page takes no time window: its
+`from` and `to` are the encodings of the saving (the API's from_encoding, to_encoding).
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,6 +23,7 @@ from analytics.tokens import charts as token_charts
 from analytics.tokens import queries
 from analytics.tokens import report as tokens_report
 from analytics.tokens.language_names import language_name
+from analytics.tokens.tax import LanguageTax
 from analytics.tokens.vocabularies import configured_encodings
 from lib.errors import ParameterError
 
@@ -35,7 +38,7 @@ def _percent(fraction: float | None) -> float | None:
     return None if fraction is None else round(100 * fraction, 1)
 
 
-def _tax_tables(request: HttpRequest) -> tuple[str, str, dict[str, list[dict[str, Any]]]]:
+def _tax_tables(request: HttpRequest) -> tuple[str, str, dict[str, list[LanguageTax]]]:
     """(selected encoding, corpus, tax table per configured encoding)."""
     encodings = list(configured_encodings())
     selected = request.GET.get("encoding") or encodings[-1]
@@ -43,16 +46,22 @@ def _tax_tables(request: HttpRequest) -> tuple[str, str, dict[str, list[dict[str
     if selected not in encodings:
         encodings.append(selected)
     corpus = tokens_report.resolve_corpus(request.GET.get("corpus"))
-    tables = {
-        name: tokens_report.tax_table(name, "parallel", corpus=corpus.value)["languages"]
-        for name in encodings
-    }
+    tables = {name: tokens_report.parallel_tax_table(name, corpus).languages for name in encodings}
     return selected, corpus.value, tables
 
 
-def _tax_order(tables: dict[str, list[dict[str, Any]]], selected: str) -> list[str]:
+def _tax_cell(encoding: str, row: LanguageTax | None) -> dict[str, Any]:
+    """One encoding's tokens and tax of a language (None where it has no row)."""
+    return {
+        "encoding": encoding,
+        "tokens": row.tokens if row else None,
+        "tax": row.tax if row else None,
+    }
+
+
+def _tax_order(tables: dict[str, list[LanguageTax]], selected: str) -> list[str]:
     """Languages as the selected encoding's table sorts them: highest tax first."""
-    return [row["language"] for row in tables[selected]]
+    return [row.language for row in tables[selected]]
 
 
 @login_required
@@ -66,43 +75,35 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     except ParameterError as exc:
         return _bad_parameter(exc)
     encodings = list(tables)
-    by_encoding = {name: {row["language"]: row for row in rows} for name, rows in tables.items()}
-    tax_rows = []
+    by_encoding = {name: {row.language: row for row in rows} for name, rows in tables.items()}
+    tax_rows: list[dict[str, Any]] = []
     for code in _tax_order(tables, selected):
         row = by_encoding[selected][code]
         tax_rows.append(
             {
                 "language": code,
                 "name": language_name(code),
-                "samples": row["samples"],
-                "chars": row["chars"],
-                "cells": [
-                    {
-                        "encoding": name,
-                        "tokens": by_encoding[name].get(code, {}).get("tokens"),
-                        "tax": by_encoding[name].get(code, {}).get("tax"),
-                    }
-                    for name in encodings
-                ],
+                "samples": row.samples,
+                "chars": row.chars,
+                "cells": [_tax_cell(name, by_encoding[name].get(code)) for name in encodings],
             }
         )
     traffic_rows = [
         {
-            **row,
-            "name": language_name(row["language"]),
-            "request_pct": _percent(row["share_of_requests"]),
-            "saved_pct": _percent(row["saving"]["saved_fraction"]),
-            "reported_tokens": row["reported"]["prompt_tokens"]
-            + row["reported"]["completion_tokens"],
-            "reported_pct": _percent(row["reported"]["share_of_tokens"]),
+            **asdict(row),
+            "name": language_name(row.language),
+            "request_pct": _percent(row.share_of_requests),
+            "saved_pct": _percent(row.saving.saved_fraction),
+            "reported_tokens": row.reported.tokens,
+            "reported_pct": _percent(row.reported.share_of_tokens),
             "cells": [
-                {**cell, "share_pct": _percent(cell["share_of_tokens"])}
-                if (cell := row["encodings"].get(name))
+                {**asdict(cell), "share_pct": _percent(cell.share_of_tokens)}
+                if (cell := row.encodings.get(name))
                 else None
-                for name in traffic["encodings"]
+                for name in traffic.encodings
             ],
         }
-        for row in traffic["languages"]
+        for row in traffic.languages
     ]
     compared, mismatched = queries.mismatch_summary()
     highest = next(
@@ -121,7 +122,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         "corpus": corpus,
         "tax_rows": tax_rows,
         "highest": highest,
-        "total_saved_pct": _percent(traffic["saving"]["saved_fraction"]),
+        "total_saved_pct": _percent(traffic.saving.saved_fraction),
         "traffic": traffic,
         "traffic_rows": traffic_rows,
         "compared": compared,
@@ -152,5 +153,5 @@ def traffic_chart(request: HttpRequest) -> HttpResponse:
         traffic = tokens_report.traffic_report(None, None)
     except ParameterError as exc:
         return _bad_parameter(exc)
-    fig = token_charts.build_traffic_figure(traffic["languages"], traffic["encodings"])
+    fig = token_charts.build_traffic_figure(traffic.languages, traffic.encodings)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -276,6 +276,18 @@ def test_bad_tax_parameters_are_422(
     assert client.get(f"/api/tokens/tax?{query}", headers=auth_headers).status_code == 422
 
 
+@pytest.mark.parametrize(
+    "path", ["/api/tokens/tax?source=traffic&end=soon", "/api/tokens/traffic?end=soon"]
+)
+def test_a_bad_window_end_is_one_line_naming_it(
+    client: Client, auth_headers: dict[str, str], path: str
+) -> None:
+    answer = client.get(path, headers=auth_headers)
+
+    assert answer.status_code == 422
+    assert answer.json() == {"detail": "end must be an RFC 3339 time, got 'soon'"}
+
+
 def test_mismatches_list_requests_far_from_our_count(
     lake: Path, client: Client, auth_headers: dict[str, str]
 ) -> None:
