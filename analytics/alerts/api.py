@@ -1,7 +1,8 @@
 """Alerting endpoints of the JSON API (docs/api.md): alerts, channels, rules
-(with a preview of what a rule would have fired on), silences. Handlers parse and
-answer with Out schemas; the rows come from analytics.alerts.queries and
-analytics.alerts.preview, rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
+(with a preview of what a rule would have fired on), silences. Handlers take their
+parameters as Query schemas (the preview's window as lib.window's WindowQuery) and answer
+with Out schemas; the rows come from analytics.alerts.queries and analytics.alerts.preview,
+rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from analytics.alerts.models import AlertRule, AlertStateName, Channel, ChannelK
 from analytics.alerts.preview import Incident, Preview, preview
 from analytics.alerts.queries import Alert, alert_states
 from analytics.alerts.rules import RuleError, build_rule
-from lib.durations import format_time, parse_duration, parse_time
+from lib.durations import format_time, parse_duration
 from lib.errors import NotFoundError, ParameterError
+from lib.window import TimeRange, WindowQuery
 
 alerts_router = Router()
 channels_router = Router()
@@ -239,8 +241,9 @@ def list_rules(request: HttpRequest) -> list[RuleOut]:
 
 
 class PreviewIn(Schema):
+    """`?hours=`: how far back from `end` a preview reaches when no `start` is given."""
+
     hours: float = Field(24, gt=0, le=PREVIEW_MAX.total_seconds() / 3600)
-    end: str | None = None  # RFC 3339; default now
 
 
 class IncidentOut(Schema):
@@ -279,22 +282,37 @@ def preview_out(found: Preview) -> PreviewOut:
     )
 
 
-def preview_range(hours: float, end_text: str | None) -> tuple[datetime, datetime]:
-    end = parse_time(end_text, name="end") or datetime.now(UTC)
-    return end - timedelta(hours=hours), end
+def preview_range(window: WindowQuery, hours: float) -> tuple[datetime, datetime]:
+    """[start, end] of a preview: `end` (default now), `start` (default `hours` before
+    `end`), at most PREVIEW_MAX apart. `bucket` is not used: a preview evaluates once a
+    minute, as the scheduler does."""
+    asked = window.time_range()
+    end = asked.end or datetime.now(UTC)
+    start = asked.start or end - timedelta(hours=hours)
+    TimeRange(start, end)  # refuses a start at or after the end
+    if end - start > PREVIEW_MAX:
+        raise ParameterError(f"a preview covers at most {PREVIEW_MAX.days} days")
+    return start, end
 
 
 @rules_router.post("/preview", response=PreviewOut, url_name="alert_rules_preview")
-def preview_rule(request: HttpRequest, body: RuleIn, params: Query[PreviewIn]) -> PreviewOut:
-    """What this rule (not saved) would have fired on over the last `hours` (default 24),
-    evaluated every minute as the scheduler would."""
+def preview_rule(
+    request: HttpRequest, body: RuleIn, window: Query[WindowQuery], params: Query[PreviewIn]
+) -> PreviewOut:
+    """What this rule (not saved) would have fired on over the last `hours` (default 24)
+    before `end` (default now), or from `start` to `end`, evaluated every minute as the
+    scheduler would (so `bucket` is not used)."""
     for_seconds, _ = validated_rule(body)
     rule = build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
-    return preview_out(preview(rule, *preview_range(params.hours, params.end)))
+    return preview_out(preview(rule, *preview_range(window, params.hours)))
 
 
 @rules_router.get("/{rule_id}/preview", response=PreviewOut, url_name="alert_rule_preview")
-def preview_saved_rule(request: HttpRequest, rule_id: int, params: Query[PreviewIn]) -> PreviewOut:
+def preview_saved_rule(
+    request: HttpRequest, rule_id: int, window: Query[WindowQuery], params: Query[PreviewIn]
+) -> PreviewOut:
+    """What a saved rule would have fired on; the range as POST /api/alert-rules/preview
+    takes it."""
     rule = AlertRule.objects.filter(pk=rule_id).first()
     if rule is None:
         raise NotFoundError(f"unknown rule {rule_id}")
@@ -302,7 +320,7 @@ def preview_saved_rule(request: HttpRequest, rule_id: int, params: Query[Preview
         compiled = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
     except RuleError as exc:
         raise ParameterError(str(exc)) from None
-    return preview_out(preview(compiled, *preview_range(params.hours, params.end)))
+    return preview_out(preview(compiled, *preview_range(window, params.hours)))
 
 
 class SilenceIn(Schema):

@@ -5,7 +5,8 @@ and the rule editor with a preview of what a rule would have fired on over the l
 Views and forms only: rules are checked by analytics.alerts.rules.build_rule (durations
 by analytics.alerts.api.read_seconds, as the API reads them); the lists come from
 analytics.alerts.queries, the preview from analytics.alerts.preview and its timeline from
-analytics.alerts.charts. No SQL here.
+analytics.alerts.charts; the preview's `end` is read as lib.window reads a window. No SQL
+here.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ from analytics.alerts.models import (
 from analytics.alerts.preview import Incident
 from analytics.alerts.queries import alert_states, recent_transitions
 from analytics.alerts.rules import Rule, RuleError, build_rule
-from lib.durations import format_duration, format_time, parse_duration, parse_time
+from lib.durations import format_duration, format_time, parse_duration
 from lib.errors import ParameterError
+from lib.window import WindowQuery, read_window
 
 PREVIEW = timedelta(hours=24)
 HISTORY_ROWS = 50
@@ -178,7 +180,7 @@ class RuleForm(forms.ModelForm):
 
     def clean_end(self) -> datetime | None:
         try:
-            return parse_time(self.cleaned_data.get("end"), name="end")
+            return WindowQuery(end=self.cleaned_data.get("end")).end_time()
         except ParameterError as exc:
             raise forms.ValidationError(str(exc)) from None
 
@@ -371,7 +373,7 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
         else:
             status = 422
     else:
-        form = RuleForm(instance=rule, initial={"end": request.GET.get("end", "")})
+        form = RuleForm(instance=rule, initial={"end": read_window(request.GET).end or ""})
     bound_kind = form["kind"].value()
     return render(
         request,

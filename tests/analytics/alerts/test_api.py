@@ -130,6 +130,42 @@ def test_the_preview_shows_what_a_rule_would_have_fired_on(
     assert not AlertRule.objects.exists()
 
 
+def test_the_preview_takes_its_window_as_start_and_end_and_refuses_a_bad_one(
+    lake: Path, auth_headers: dict[str, str]
+) -> None:
+    scenarios.load_flapping_kv()
+    rule = AlertRule.objects.create(name="kv", kind="kv_usage", threshold=0.95, for_seconds=300)
+    start, end = format_time(T0 + timedelta(minutes=30)), format_time(T0 + timedelta(minutes=36))
+    answer = Client().get(
+        f"/api/alert-rules/{rule.pk}/preview?start={start}&end={end}", headers=auth_headers
+    )
+    assert answer.status_code == 200
+    body = answer.json()
+    assert (body["start"], body["end"], body["evaluations"]) == (
+        "2026-01-14T08:30:59Z",
+        "2026-01-14T08:35:59Z",
+        6,
+    )
+    # Pending from the range's first minute, firing from 08:33:59, still firing at its end.
+    assert body["incidents"] == [
+        {
+            "subject": "gpu-flap",
+            "pending_at": "2026-01-14T08:30:59Z",
+            "fired_at": "2026-01-14T08:33:59Z",
+            "resolved_at": None,
+            "peak": pytest.approx(0.97),
+            "summary": "KV-cache usage 97.0% (threshold 95%)",
+        }
+    ]
+    for query, detail in [
+        (f"start={end}&end={start}", "start must be before end"),
+        ("start=soon", "start must be an RFC 3339 time, got 'soon'"),
+        (f"start=2026-01-01T00:00:00Z&end={end}", "a preview covers at most 7 days"),
+    ]:
+        answer = Client().get(f"/api/alert-rules/{rule.pk}/preview?{query}", headers=auth_headers)
+        assert (answer.status_code, answer.json()) == (422, {"detail": detail})
+
+
 def test_a_silence_is_created_for_a_rule(db: None, auth_headers: dict[str, str]) -> None:
     rule = AlertRule.objects.create(name="r", kind="target_down")
     status, body = _post(

@@ -249,6 +249,12 @@ def test_the_preview_chart_draws_the_pending_stretch_and_the_firing_bar(
     assert fig["layout"]["xaxis"]["range"] == ["2026-01-13T09:20:00Z", END]
 
 
+@pytest.mark.parametrize("name", ["end", "to"])
+def test_the_editor_takes_the_previews_end_from_the_query_string(client: Client, name: str) -> None:
+    html = client.get(f"/alerts/rules/new/?{name}={END}").content.decode()
+    assert f'<input type="hidden" name="end" value="{END}" id="id_end">' in html
+
+
 def test_a_preview_with_nothing_to_fire_on_says_so(client: Client, lake: Path) -> None:
     scenarios.load_flapping_kv()
     answer = client.post("/alerts/rules/new/", _kv_form(threshold="0.99", action="preview"))
