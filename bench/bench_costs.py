@@ -80,22 +80,20 @@ def _load() -> None:
 
 def run() -> None:
     _load()
-    build_daily_report(DAY)  # warm: opens the lake
+    report = build_daily_report(DAY)  # warm: opens the lake
     timings = []
-    report = {}
     for _ in range(3):
         started = time.perf_counter()
         report = build_daily_report(DAY)
         timings.append(time.perf_counter() - started)
     print(f"   (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)", flush=True)
     print(
-        f"   report over {report['calls']:,} llm_calls of {DAY_EVENTS:,} events on the day:"
+        f"   report over {report.calls:,} llm_calls of {DAY_EVENTS:,} events on the day:"
         f" median {statistics.median(timings):.2f} s, worst {max(timings):.2f} s (target < 5 s)",
         flush=True,
     )
     print(
-        f"   total ${report['total_usd']:,.2f}, {len(report['by_run'])} runs,"
-        f" unpriced {report['unpriced']}",
+        f"   total ${report.total_usd:,.2f}, {len(report.by_run)} runs, unpriced {report.unpriced}",
         flush=True,
     )
     started = time.perf_counter()

@@ -1,16 +1,16 @@
-"""Costs endpoints of the JSON API (docs/api.md): the daily report and
-adding prices. Handlers parse and answer; the report is analytics.reports.daily_cost."""
+"""Costs endpoints of the JSON API (docs/api.md): the daily report and adding prices.
+Handlers parse and answer: parameters through Query schemas, the report is the
+DailyReport analytics.costs.report builds, shaped here by DailyOut."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
 from analytics.costs.price_files import parse_price_entry, save_prices
-from analytics.costs.report import build_daily_report, read_zone
+from analytics.costs.report import DailyReport, build_daily_report, read_zone
 from lib.errors import ParameterError
 
 costs_router = Router()
@@ -98,7 +98,7 @@ def read_day(text: str | None, tz: str | None) -> date:
 
 
 @costs_router.get("/daily", response=DailyOut, url_name="costs_daily")
-def daily(request: HttpRequest, params: Query[DailyIn]) -> dict[str, Any]:
+def daily(request: HttpRequest, params: Query[DailyIn]) -> DailyReport:
     """What one day cost: by model, by run and by team, cache savings, the 7-day trend,
     self-hosted GPU cost, and the models without a price."""
     return build_daily_report(read_day(params.date, params.tz), params.tz)
@@ -131,8 +131,8 @@ class SavedOut(Schema):
 
 
 @prices_router.post("", response=SavedOut, url_name="prices_save")
-def save(request: HttpRequest, body: list[PriceIn]) -> dict[str, int]:
+def save(request: HttpRequest, body: list[PriceIn]) -> SavedOut:
     """Add prices (USD per million tokens, valid from a UTC day); a (model, valid_from)
     already in the table is replaced."""
     rows = [parse_price_entry(price.dict()) for price in body]
-    return {"saved": save_prices(rows, "api")}
+    return SavedOut(saved=save_prices(rows, "api"))

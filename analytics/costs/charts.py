@@ -1,6 +1,6 @@
 """Cost figures for the Costs page: daily API spend stacked by model or by run.
 
-Turns analytics.reports.daily_cost series into Plotly figures; never queries.
+Turns analytics.costs.report's SpendSeries into Plotly figures; never queries.
 """
 
 from __future__ import annotations

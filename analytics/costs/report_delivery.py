@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import orjson
 from django.conf import settings
@@ -20,7 +19,7 @@ from django.core.mail import EmailMultiAlternatives
 
 from analytics.costs import report_formats as formats
 from analytics.costs.models import RecipientKind, ReportDelivery, ReportRecipient
-from analytics.costs.report import build_daily_report
+from analytics.costs.report import DailyReport, build_daily_report
 from analytics.templatetags.humanize_usd import usd
 from lib import http
 
@@ -33,39 +32,39 @@ class DeliveryError(RuntimeError):
     """Sending failed; the message is one line."""
 
 
-def summary_text(report: dict[str, Any]) -> str:
+def summary_text(report: DailyReport) -> str:
     """A few lines for webhooks and the plain-text part of the e-mail."""
     lines = [
-        f"Fleetscope costs for {report['date']} ({report['tz']}): {usd(report['total_usd'])}"
-        f" (API {usd(report['api_usd'])}, GPUs {usd(report['gpu_usd'])})",
-        f"Day over day: {usd(report['change_usd'])}; 7-day mean {usd(report['mean_7d_usd'])};"
-        f" cache savings {usd(report['cache_savings_usd'])}",
+        f"Fleetscope costs for {report.date} ({report.tz}): {usd(report.total_usd)}"
+        f" (API {usd(report.api_usd)}, GPUs {usd(report.gpu_usd)})",
+        f"Day over day: {usd(report.change_usd)}; 7-day mean {usd(report.mean_7d_usd)};"
+        f" cache savings {usd(report.cache_savings_usd)}",
     ]
-    for m in report["by_model"][:5]:
-        lines.append(f"  {m['model']}: {usd(m['usd'])} ({m['calls']} calls)")
-    for r in report["top_runs"][:5]:
-        lines.append(f"  run {r['run']}: {usd(r['usd'])}")
-    if report["unpriced"]:
-        lines.append("Unpriced models (not in any total): " + ", ".join(report["unpriced"]))
+    for m in report.by_model[:5]:
+        lines.append(f"  {m.model}: {usd(m.usd)} ({m.calls} calls)")
+    for r in report.top_runs[:5]:
+        lines.append(f"  run {r.run}: {usd(r.usd)}")
+    if report.unpriced:
+        lines.append("Unpriced models (not in any total): " + ", ".join(report.unpriced))
     return "\n".join(lines)
 
 
-def send_email(report: dict[str, Any], address: str) -> None:
+def send_email(report: DailyReport, address: str) -> None:
     message = EmailMultiAlternatives(
-        subject=f"Fleetscope cost report {report['date']}: {usd(report['total_usd'])}",
+        subject=f"Fleetscope cost report {report.date}: {usd(report.total_usd)}",
         body=summary_text(report),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[address],
     )
     message.attach_alternative(formats.to_html(report), "text/html")
-    message.attach(f"fleetscope-costs-{report['date']}.csv", formats.to_csv(report), "text/csv")
+    message.attach(f"fleetscope-costs-{report.date}.csv", formats.to_csv(report), "text/csv")
     try:
         message.send(fail_silently=False)
     except OSError as exc:  # smtplib's errors are OSErrors too
         raise DeliveryError(f"{exc.__class__.__name__}: {exc}") from None
 
 
-def send_webhook(report: dict[str, Any], url: str) -> None:
+def send_webhook(report: DailyReport, url: str) -> None:
     try:
         http.post_json(url, orjson.dumps({"text": summary_text(report)}))
     except http.FetchError as exc:

@@ -1,6 +1,6 @@
 """The Costs page: the daily report for any day, daily spend charts by model and by run,
 the CSV download, team budgets and recent report deliveries. Views only: data from
-analytics.reports.daily_cost, figures from analytics.cost_charts.
+analytics.costs.report, figures from analytics.costs.charts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from analytics.costs.report import build_daily_report, build_spend_series, read_
 from lib.errors import ParameterError
 
 CHART_DAYS = 30
-CHARTS = {"model": "by_model", "run": "by_run"}
+CHARTS = ("model", "run")  # daily spend stacked by model, by run
 
 
 def _read(request: HttpRequest) -> tuple[date, str]:
@@ -69,7 +69,8 @@ def costs_chart(request: HttpRequest, name: str) -> HttpResponse:
         series = build_spend_series(day, CHART_DAYS, tz)
     except ParameterError as exc:
         return _problem(exc)
-    fig = cost_charts.spend_figure(series["days"], series[CHARTS[name]], name)
+    spend = series.by_model if name == "model" else series.by_run
+    fig = cost_charts.spend_figure(series.days, spend, name)
     return HttpResponse(charts.to_json(fig), content_type="application/json")
 
 

@@ -53,7 +53,7 @@ class Command(BaseCommand):
                 self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
             else:
                 out_dir.mkdir(parents=True, exist_ok=True)
-                path = out_dir / f"fleetscope-costs-{report['date']}.{name}"
+                path = out_dir / f"fleetscope-costs-{report.date}.{name}"
                 path.write_text(text, encoding="utf-8")
                 self.stderr.write(f"wrote {path}")
         if options["send"]:

@@ -2,6 +2,7 @@
 given prices to the cent, split lines priced once, logged costs winning, unpriced models
 listed, day boundaries in UTC or a given zone."""
 
+from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -10,7 +11,7 @@ import orjson
 import pytest
 
 from analytics.costs.models import GpuPrice, ModelPrice, Team
-from analytics.costs.report import build_daily_report
+from analytics.costs.report import TeamCost, TrendPoint, build_daily_report
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
@@ -103,14 +104,14 @@ def priced(db: None) -> None:
 def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None) -> None:
     run_claude_code([str(p) for p in CLAUDE_FILES])
     report = build_daily_report(date(2026, 2, 12))
-    by_model = {m["model"]: m for m in report["by_model"]}
+    by_model = {m.model: m for m in report.by_model}
     # Haiku: 11 x 1 + 384,921 x 0.1 + 41,517 x 1.25 + 608 x 5 = 93,439.35 per million.
-    assert by_model["claude-haiku-4-5-20251001"]["usd"] == pytest.approx(0.09343935, abs=1e-9)
-    assert by_model["claude-haiku-4-5-20251001"]["priced_as"] == "claude-haiku-4-5"
+    assert by_model["claude-haiku-4-5-20251001"].usd == pytest.approx(0.09343935, abs=1e-9)
+    assert by_model["claude-haiku-4-5-20251001"].priced_as == "claude-haiku-4-5"
     # Sonnet: 2,408 x 3 + 29,274 x 0.3 + 18,814 x 3.75 + 944 x 15 = 100,718.7 per million.
-    assert by_model["claude-sonnet-4-5-20250929"]["usd"] == pytest.approx(0.1007187, abs=1e-9)
-    assert round(report["total_usd"], 2) == 0.19
-    assert report["by_run"] == [
+    assert by_model["claude-sonnet-4-5-20250929"].usd == pytest.approx(0.1007187, abs=1e-9)
+    assert round(report.total_usd, 2) == 0.19
+    assert [asdict(r) for r in report.by_run] == [
         {
             "run": SESSION,
             "usd": pytest.approx(0.19415805, abs=1e-9),
@@ -119,13 +120,11 @@ def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None)
         }
     ]
     # Opus 4.6 has no price here: listed, its 5 calls add nothing, never a silent zero.
-    assert report["unpriced"] == ["claude-opus-4-6"]
-    assert by_model["claude-opus-4-6"]["unpriced_calls"] == 5
-    assert by_model["claude-opus-4-6"]["computed_usd"] is None
+    assert report.unpriced == ["claude-opus-4-6"]
+    assert by_model["claude-opus-4-6"].unpriced_calls == 5
+    assert by_model["claude-opus-4-6"].computed_usd is None
     # Cache savings: reads at the input price minus their price.
-    assert report["cache_savings_usd"] == pytest.approx(
-        (384921 * 0.9 + 29274 * 2.7) / 1e6, abs=1e-9
-    )
+    assert report.cache_savings_usd == pytest.approx((384921 * 0.9 + 29274 * 2.7) / 1e6, abs=1e-9)
 
 
 def test_a_team_can_be_the_log_files_its_calls_came_from(priced: None) -> None:
@@ -133,7 +132,7 @@ def test_a_team_can_be_the_log_files_its_calls_came_from(priced: None) -> None:
     Team.objects.create(name="subagents", source_patterns=["*/claude-code-subagent-*"])
     Team.objects.create(name="everyone", run_patterns=["*"], source_patterns=["*"])
     report = build_daily_report(date(2026, 2, 12))
-    assert report["by_team"] == [
+    assert [asdict(t) for t in report.by_team] == [
         {"team": "everyone", "usd": pytest.approx(0.19415805, abs=1e-9), "daily_budget_usd": None},
         # The subagent's three Sonnet calls: 100,718.7 per million.
         {"team": "subagents", "usd": pytest.approx(0.1007187, abs=1e-9), "daily_budget_usd": None},
@@ -146,8 +145,8 @@ def test_a_codex_rollout_is_priced_with_cached_tokens_apart(priced: None) -> Non
     report = build_daily_report(date(2026, 6, 5))
     # Its cumulative total: 22,539 input of which 20,864 cached, 10 output:
     # 1,675 x 5 + 20,864 x 0.5 + 10 x 30 = 19,107 per million.
-    assert report["total_usd"] == pytest.approx(0.019107, abs=1e-9)
-    assert report["unpriced"] == []
+    assert report.total_usd == pytest.approx(0.019107, abs=1e-9)
+    assert report.unpriced == []
 
 
 def test_a_logged_cost_wins_and_the_computed_one_is_kept(priced: None) -> None:
@@ -158,9 +157,9 @@ def test_a_logged_cost_wins_and_the_computed_one_is_kept(priced: None) -> None:
         llm_call("2026-01-14T11:00:00Z", "r1", "claude-haiku-4-5", 0, 0, 0, 100_000),
     )
     report = build_daily_report(date(2026, 1, 14))
-    assert report["total_usd"] == pytest.approx(0.5 + 0.5)
-    assert report["logged_usd"] == pytest.approx(0.5)
-    assert report["computed_usd"] == pytest.approx(1.0 + 0.5)
+    assert report.total_usd == pytest.approx(0.5 + 0.5)
+    assert report.logged_usd == pytest.approx(0.5)
+    assert report.computed_usd == pytest.approx(1.0 + 0.5)
 
 
 def test_days_are_utc_unless_a_zone_is_given(priced: None) -> None:
@@ -168,14 +167,14 @@ def test_days_are_utc_unless_a_zone_is_given(priced: None) -> None:
         llm_call("2026-01-14T23:30:00Z", "r1", "claude-haiku-4-5", 1_000_000, 0, 0, 0),
         llm_call("2026-01-15T00:30:00Z", "r1", "claude-haiku-4-5", 2_000_000, 0, 0, 0),
     )
-    assert build_daily_report(date(2026, 1, 14))["total_usd"] == pytest.approx(1.0)
+    assert build_daily_report(date(2026, 1, 14)).total_usd == pytest.approx(1.0)
     # In New York (UTC-5) both calls fall on the 14th.
     ny = build_daily_report(date(2026, 1, 14), "America/New_York")
-    assert ny["total_usd"] == pytest.approx(3.0)
+    assert ny.total_usd == pytest.approx(3.0)
     # A price from the 15th (UTC) applies to the part of New York's 14th after UTC midnight.
     set_price("claude-haiku-4-5", "2", "0.2", "2.5", "10", valid_from="2026-01-15")
     ny = build_daily_report(date(2026, 1, 14), "America/New_York")
-    assert ny["total_usd"] == pytest.approx(1.0 + 4.0)
+    assert ny.total_usd == pytest.approx(1.0 + 4.0)
 
 
 def test_trend_teams_and_gpu_cost(priced: None) -> None:
@@ -189,16 +188,16 @@ def test_trend_teams_and_gpu_cost(priced: None) -> None:
         target="vllm-a", gpus=2, usd_per_gpu_hour=Decimal("2.5"), valid_from=date(2026, 1, 1)
     )
     report = build_daily_report(date(2026, 1, 14))
-    assert report["previous_day_usd"] == pytest.approx(1.0)
-    assert report["change_usd"] == pytest.approx(2.0)
-    assert report["change_pct"] == pytest.approx(200.0)
-    assert report["trend"][-1] == {"date": "2026-01-13", "usd": 1.0}
-    assert report["mean_7d_usd"] == pytest.approx(1 / 7, abs=1e-6)
-    assert report["by_team"] == [{"team": "browser", "usd": 2.0, "daily_budget_usd": 5.0}]
-    assert [r["run"] for r in report["top_runs"]] == ["browser-1", "solver-1"]
-    assert report["gpu"][0]["usd"] == pytest.approx(2 * 2.5 * 24)
-    assert report["gpu"][0]["usd_per_mtok"] is None  # nothing scraped: no tokens generated
-    assert report["total_usd"] == pytest.approx(3.0 + 120.0)
+    assert report.previous_day_usd == pytest.approx(1.0)
+    assert report.change_usd == pytest.approx(2.0)
+    assert report.change_pct == pytest.approx(200.0)
+    assert report.trend[-1] == TrendPoint(date="2026-01-13", usd=1.0)
+    assert report.mean_7d_usd == pytest.approx(1 / 7, abs=1e-6)
+    assert report.by_team == [TeamCost(team="browser", usd=2.0, daily_budget_usd=5.0)]
+    assert [r.run for r in report.top_runs] == ["browser-1", "solver-1"]
+    assert report.gpu[0].usd == pytest.approx(2 * 2.5 * 24)
+    assert report.gpu[0].usd_per_mtok is None  # nothing scraped: no tokens generated
+    assert report.total_usd == pytest.approx(3.0 + 120.0)
 
 
 def test_a_call_without_a_model_is_unpriced(priced: None) -> None:
@@ -212,8 +211,8 @@ def test_a_call_without_a_model_is_unpriced(priced: None) -> None:
         }
     )
     report = build_daily_report(date(2026, 1, 14))
-    assert report["unpriced"] == ["(no model)"]
-    assert report["total_usd"] == 0.0
+    assert report.unpriced == ["(no model)"]
+    assert report.total_usd == 0.0
 
 
 def test_gpu_cost_per_million_generated_tokens_comes_from_the_scrapes(priced: None) -> None:
@@ -234,10 +233,10 @@ def test_gpu_cost_per_million_generated_tokens_comes_from_the_scrapes(priced: No
     GpuPrice.objects.create(
         target="vllm-a", gpus=1, usd_per_gpu_hour=Decimal("2"), valid_from=date(2026, 1, 1)
     )
-    [gpu] = build_daily_report(date(2026, 1, 14))["gpu"]
-    assert gpu["generated_tokens"] == 2_500_000
-    assert gpu["usd"] == pytest.approx(48.0)
-    assert gpu["usd_per_mtok"] == pytest.approx(48.0 / 2.5)
+    [gpu] = build_daily_report(date(2026, 1, 14)).gpu
+    assert gpu.generated_tokens == 2_500_000
+    assert gpu.usd == pytest.approx(48.0)
+    assert gpu.usd_per_mtok == pytest.approx(48.0 / 2.5)
 
 
 def test_a_call_past_200k_prompt_tokens_is_billed_whole_at_long_context_rates(
@@ -277,7 +276,7 @@ def test_a_call_past_200k_prompt_tokens_is_billed_whole_at_long_context_rates(
     #        = 60,000 + 90,000 + 450,000 + 480,000 + 45,000 = 1,125,000
     # short: 1,000 x 3 + 100,000 x 0.3 + 50,000 x 3.75 + 1,000 x 15
     #        = 3,000 + 30,000 + 187,500 + 15,000 = 235,500
-    assert report["total_usd"] == pytest.approx(1.3605, abs=1e-9)
+    assert report.total_usd == pytest.approx(1.3605, abs=1e-9)
 
 
 OPUS, FEB_12 = "claude-opus-4-6", "2026-02-12T10:00:00.000Z"  # Opus 4.6 is priced from 02-05
@@ -295,16 +294,16 @@ def test_a_fast_mode_call_is_priced_at_the_models_fast_rates(db: None, tmp_path:
         claude_response("msg_fast", {**usage, "speed": "fast"}, model=OPUS, timestamp=FEB_12),
         claude_response("msg_standard", usage, model=OPUS, timestamp=FEB_12),
     )
-    [opus] = build_daily_report(date(2026, 2, 12))["by_model"]
+    [opus] = build_daily_report(date(2026, 2, 12)).by_model
     # The shipped Opus 4.6 row, per million tokens: standard 5 / 0.5 / 6.25 / 25, fast
     # six times that, 30 / 3 / 37.5 / 150.
     # fast:     100 x 30 + 20,000 x 3 + 1,000 x 37.5 + 500 x 150 = 175,500
     # standard: 100 x 5 + 20,000 x 0.5 + 1,000 x 6.25 + 500 x 25 = 29,250
-    assert opus["usd"] == pytest.approx(0.20475, abs=1e-9)
-    assert opus["calls"] == 2
+    assert opus.usd == pytest.approx(0.20475, abs=1e-9)
+    assert opus.calls == 2
     # Cache reads at the input price minus their price, at each call's rates:
     # 20,000 x (30 - 3) + 20,000 x (5 - 0.5) = 540,000 + 90,000 per million.
-    assert opus["cache_savings_usd"] == pytest.approx(0.63, abs=1e-9)
+    assert opus.cache_savings_usd == pytest.approx(0.63, abs=1e-9)
 
 
 def test_an_advisors_tokens_in_a_response_are_priced_at_the_advisors_model(
@@ -330,11 +329,11 @@ def test_an_advisors_tokens_in_a_response_are_priced_at_the_advisors_model(
     }
     ingest_transcript(tmp_path, claude_response("msg_advised", usage, timestamp=FEB_12))
     report = build_daily_report(date(2026, 2, 12))
-    by_model = {m["model"]: (m["calls"], m["usd"]) for m in report["by_model"]}
+    by_model = {m.model: (m.calls, m.usd) for m in report.by_model}
     # Sonnet 4.5 (the executor): 1,000 x 3 + 10,000 x 0.3 + 2,000 x 15 = 36,000 per million.
     # Opus 4.6 (the advisor): 12,000 x 5 + 700 x 25 = 77,500 per million.
     assert by_model == {
         OPUS: (1, pytest.approx(0.0775, abs=1e-9)),
         "claude-sonnet-4-5-20250929": (1, pytest.approx(0.036, abs=1e-9)),
     }
-    assert report["total_usd"] == pytest.approx(0.1135, abs=1e-9)
+    assert report.total_usd == pytest.approx(0.1135, abs=1e-9)

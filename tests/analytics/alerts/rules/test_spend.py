@@ -44,7 +44,7 @@ def test_daily_spend_matches_the_cost_report_and_uses_a_teams_budget(lake: Path)
     assert evaluate("daily_spend", 12.0, 90)["all"].value == pytest.approx(11.2)
     total = evaluate("daily_spend", 12.0, 150)["all"]
     report = build_daily_report(T0.date())
-    assert total.active and total.value == pytest.approx(report["total_usd"]) == pytest.approx(16.8)
+    assert total.active and total.value == pytest.approx(report.total_usd) == pytest.approx(16.8)
     team = evaluate("daily_spend", None, 150, scope={"team": "search"})["search"]
     assert team.active and team.value == pytest.approx(8.4)
     assert "$5.00 budget" in team.summary
