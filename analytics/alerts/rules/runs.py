@@ -16,7 +16,7 @@ import numpy as np
 from analytics.alerts.facts import MINUTE, Facts, RunSeries, epoch, from_epoch
 from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, Rule, RuleError, format_span
-from analytics.runs.queries import drift
+from analytics.runs.drift import drift
 
 
 class RunRule(Rule):

@@ -1,4 +1,5 @@
-"""Error-rate drift: Mann-Kendall verdicts checked against exact values."""
+"""analytics/runs/drift.py: Mann-Kendall verdicts checked against exact values, on its own
+and through the error rate that answers with it."""
 
 from itertools import permutations
 from math import erfc, factorial, sqrt
@@ -7,6 +8,7 @@ import orjson
 import pytest
 
 from analytics.runs import queries as runs
+from analytics.runs.drift import mann_kendall
 from ingest.pipelines.agent_events import ingest_body
 
 T0 = 1768384800  # 2026-01-14T10:00:00Z, on an hour boundary
@@ -84,7 +86,7 @@ def _brute_force_p(values: list[float]) -> float:
     ],
 )
 def test_the_exact_p_value_with_ties_matches_every_order_counted(values: list[float]) -> None:
-    _, p_value = runs.mann_kendall(values)
+    _, p_value = mann_kendall(values)
     assert p_value == pytest.approx(_brute_force_p(values))
 
 
@@ -93,11 +95,11 @@ def test_above_ten_buckets_the_normal_approximation_with_ties_applies() -> None:
     # (12 * 11 * 29 - 2 * 1 * 9) / 18 = 3810 / 18; z = (65 - 1) / sqrt(3810 / 18);
     # two-sided p = erfc(z / sqrt 2).
     values = [1.0, 1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]
-    s, p_value = runs.mann_kendall([float(v) for v in values])
+    s, p_value = mann_kendall([float(v) for v in values])
     assert s == 65
     assert p_value == pytest.approx(erfc(64 / sqrt(3810 / 18) / sqrt(2)))
     # a falling one: S = -66, z = (-66 + 1) / sqrt(12 * 11 * 29 / 18)
-    s, p_value = runs.mann_kendall([float(12 - v) for v in range(12)])
+    s, p_value = mann_kendall([float(12 - v) for v in range(12)])
     assert s == -66
     assert p_value == pytest.approx(erfc(65 / sqrt(12 * 11 * 29 / 18) / sqrt(2)))
 
