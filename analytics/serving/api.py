@@ -1,39 +1,84 @@
 """Serving endpoints of the JSON API (docs/api.md): instances, KV usage,
 prefix cache, preemptions, latency, plus throughput, queue, KV capacity and scrape history.
 
-Handlers parse parameters and shape answers; the questions are analytics.queries.serving.
+Handlers take their parameters as ninja Query schemas (the window as lib.window's
+WindowQuery) and shape answers into the Out schemas; the questions are analytics/serving/'s
+(queries, instances, latency, capacity), whose typed rows the Out schemas read.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import asdict
+from datetime import datetime
+from typing import Annotated, Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
+from pydantic import BeforeValidator
 
 from analytics.serving import queries as serving
+from analytics.serving.capacity import Capacity, capacity_for
+from analytics.serving.instances import (
+    Instance,
+    Scrape,
+    list_instances,
+    recent_scrapes,
+    require_instance,
+)
 from analytics.serving.latency import latency as read_latency
-from lib.durations import format_time, parse_bucket_seconds, parse_time
+from lib.durations import format_time
 from lib.errors import ParameterError
+from lib.window import WindowQuery
 
 router = Router()
+
+
+def _rfc3339(value: Any) -> Any:
+    return format_time(value) if isinstance(value, datetime) else value
+
+
+# A time as every answer spells it (RFC 3339 UTC with `Z`), read from a row's datetime.
+Time = Annotated[str, BeforeValidator(_rfc3339)]
+
+
+class SeriesQuery(Schema):
+    """`?instance=&engine=`: one instance's series (every instance's when not named), of
+    one engine (every engine's, summed, when not named)."""
+
+    instance: str | None = None
+    engine: str | None = None
+
+
+class LatencyQuery(Schema):
+    metric: str = "ttft"
+    quantile: float = 0.95
+
+
+class CapacityQuery(Schema):
+    instance: str
+    context_tokens: float | None = None
+
+
+class ScrapesQuery(Schema):
+    instance: str
+    limit: int = 50
 
 
 class InstanceOut(Schema):
     instance: str
     model: str | None
     engine: str | None
-    last_scrape: str | None
+    last_scrape: Time | None
     up: bool | None
     engines: int | None
     last_error: str | None
-    last_error_at: str | None
+    last_error_at: Time | None
     labels: dict[str, str]
 
 
 class KvPointOut(Schema):
-    t: str
+    t: Time
     usage: float
     max: float
 
@@ -45,7 +90,7 @@ class KvUsageOut(Schema):
 
 
 class PrefixPointOut(Schema):
-    t: str
+    t: Time
     hits: float | None
     queries: float | None
     hit_rate: float | None
@@ -66,7 +111,7 @@ class PrefixCacheOut(Schema):
 
 
 class PreemptionPointOut(Schema):
-    t: str
+    t: Time
     preemptions: float
 
 
@@ -78,7 +123,7 @@ class PreemptionsOut(Schema):
 
 
 class LatencyPointOut(Schema):
-    t: str
+    t: Time
     seconds: float | None
 
 
@@ -92,7 +137,7 @@ class LatencyOut(Schema):
 
 
 class ThroughputPointOut(Schema):
-    t: str
+    t: Time
     prompt_tokens_per_s: float
     generation_tokens_per_s: float
 
@@ -104,7 +149,7 @@ class ThroughputOut(Schema):
 
 
 class QueuePointOut(Schema):
-    t: str
+    t: Time
     running: float | None
     waiting: float | None
     running_max: float | None
@@ -133,7 +178,7 @@ class CapacityOut(Schema):
 
 
 class ScrapeOut(Schema):
-    ts: str
+    ts: Time
     up: bool
     error: str | None
     source: str
@@ -151,197 +196,153 @@ def _target_labels() -> dict[str, dict[str, str]]:
     }
 
 
-def _window(
-    instance: str | None, start: str | None, end: str | None, bucket: str | None
-) -> tuple[serving.Window, dict[str, Any] | None]:
+def _window(instance: str | None, window: WindowQuery) -> tuple[serving.Window, Instance | None]:
     """The request's window and, for one instance, its summary row (404 when unknown)."""
-    row = serving.require_instance(instance) if instance is not None else None
-    bucket_s = parse_bucket_seconds(bucket) if bucket else None
-    known = (row["first_scrape"], row["last_scrape"]) if row else None
-    window = serving.make_window(
-        instance,
-        parse_time(start, name="start"),
-        parse_time(end, name="end"),
-        bucket_s,
-        known_range=known,
+    row = require_instance(instance) if instance is not None else None
+    bucket_s = window.bucket_seconds()
+    known = (row.first_scrape, row.last_scrape) if row else None
+    w = serving.make_window(
+        instance, window.start_time(), window.end_time(), bucket_s, known_range=known
     )
-    return window, row
-
-
-def _times(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**p, "t": format_time(p["t"])} for p in points]
+    return w, row
 
 
 @router.get("/instances", response=list[InstanceOut])
-def instances(request: HttpRequest) -> list[dict[str, Any]]:
+def instances(request: HttpRequest) -> list[InstanceOut]:
     """Every instance ever scraped or imported, and configured targets not yet scraped."""
     labels = _target_labels()
     out = []
     seen = set()
-    for row in serving.list_instances():
-        seen.add(row["instance"])
+    for row in list_instances():
+        seen.add(row.instance)
         out.append(
-            {
-                "instance": row["instance"],
-                "model": row["model"],
-                "engine": row["engine"],
-                "last_scrape": format_time(row["last_scrape"]),
-                "up": row["up"],
-                "engines": row["engines"],
-                "last_error": row["last_error"],
-                "last_error_at": format_time(row["last_error_at"]),
-                "labels": labels.get(row["instance"], {}),
-            }
+            InstanceOut.model_validate({**asdict(row), "labels": labels.get(row.instance, {})})
         )
     for name in sorted(set(labels) - seen):
         out.append(
-            {
-                "instance": name,
-                "model": None,
-                "engine": None,
-                "last_scrape": None,
-                "up": None,
-                "engines": None,
-                "last_error": None,
-                "last_error_at": None,
-                "labels": labels[name],
-            }
+            InstanceOut(
+                instance=name,
+                model=None,
+                engine=None,
+                last_scrape=None,
+                up=None,
+                engines=None,
+                last_error=None,
+                last_error_at=None,
+                labels=labels[name],
+            )
         )
     return out
 
 
 @router.get("/kv-usage", response=KvUsageOut)
 def kv_usage(
-    request: HttpRequest,
-    instance: str | None = None,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
+) -> KvUsageOut:
     """Mean KV-cache usage (fraction 0..1) per bucket, over every engine unless `engine`."""
-    w, _ = _window(instance, start, end, bucket)
-    points = serving.kv_usage(instance, w, engine)
-    return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
+    w, _ = _window(series.instance, window)
+    points = serving.kv_usage(series.instance, w, series.engine)
+    return KvUsageOut.model_validate(
+        {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
+    )
 
 
 @router.get("/prefix-cache", response=PrefixCacheOut)
 def prefix_cache(
-    request: HttpRequest,
-    instance: str | None = None,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
+) -> PrefixCacheOut:
     """Prefix-cache hits, queries and hit rate per bucket and overall (reset-aware)."""
-    w, row = _window(instance, start, end, bucket)
-    answer = serving.prefix_cache(instance, w, engine)
-    unit = row["prefix_unit"] if row else None
-    return {
-        "instance": instance,
-        "bucket_seconds": w.bucket_s,
-        "unit": unit,
-        "points": _times(answer["points"]),
-        "overall": answer["overall"],
-    }
+    w, row = _window(series.instance, window)
+    answer = serving.prefix_cache(series.instance, w, series.engine)
+    return PrefixCacheOut.model_validate(
+        {
+            "instance": series.instance,
+            "bucket_seconds": w.bucket_s,
+            "unit": row.prefix_unit if row else None,
+            "points": answer.points,
+            "overall": answer.overall,
+        }
+    )
 
 
 @router.get("/preemptions", response=PreemptionsOut)
 def preemptions(
-    request: HttpRequest,
-    instance: str | None = None,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
+) -> PreemptionsOut:
     """Preemptions per bucket and in total (reset-aware counter increases)."""
-    w, _ = _window(instance, start, end, bucket)
-    answer = serving.preemptions(instance, w, engine)
-    return {
-        "instance": instance,
-        "bucket_seconds": w.bucket_s,
-        "points": _times(answer["points"]),
-        "total": answer["total"],
-    }
+    w, _ = _window(series.instance, window)
+    answer = serving.preemptions(series.instance, w, series.engine)
+    return PreemptionsOut.model_validate(
+        {
+            "instance": series.instance,
+            "bucket_seconds": w.bucket_s,
+            "points": answer.points,
+            "total": answer.total,
+        }
+    )
 
 
 @router.get("/latency", response=LatencyOut)
 def latency(
     request: HttpRequest,
-    instance: str | None = None,
-    metric: str = "ttft",
-    quantile: float = 0.95,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+    series: Query[SeriesQuery],
+    params: Query[LatencyQuery],
+    window: Query[WindowQuery],
+) -> LatencyOut:
     """Quantile of TTFT, inter-token latency or end-to-end latency per bucket (seconds),
     as histogram_quantile(q, sum by (le) (increase(..._bucket[bucket])))."""
-    if not math.isfinite(quantile):
+    if not math.isfinite(params.quantile):
         raise ParameterError("quantile must be a number between 0 and 1")
-    w, _ = _window(instance, start, end, bucket)
-    answer = read_latency(metric, quantile, instance, w, engine)
-    return {
-        "instance": instance,
-        "metric": metric,
-        "quantile": quantile,
-        "bucket_seconds": w.bucket_s,
-        "points": _times(answer["points"]),
-        "overall": answer["overall"],
-    }
+    w, _ = _window(series.instance, window)
+    answer = read_latency(params.metric, params.quantile, series.instance, w, series.engine)
+    return LatencyOut.model_validate(
+        {
+            "instance": series.instance,
+            "metric": params.metric,
+            "quantile": params.quantile,
+            "bucket_seconds": w.bucket_s,
+            "points": answer.points,
+            "overall": answer.overall,
+        }
+    )
 
 
 @router.get("/throughput", response=ThroughputOut)
 def throughput(
-    request: HttpRequest,
-    instance: str | None = None,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+    request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
+) -> ThroughputOut:
     """Prompt and generation tokens per second per bucket."""
-    w, _ = _window(instance, start, end, bucket)
-    points = serving.throughput(instance, w, engine)
-    return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
+    w, _ = _window(series.instance, window)
+    points = serving.throughput(series.instance, w, series.engine)
+    return ThroughputOut.model_validate(
+        {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
+    )
 
 
 @router.get("/queue", response=QueueOut)
-def queue(
-    request: HttpRequest,
-    instance: str | None = None,
-    bucket: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    engine: str | None = None,
-) -> dict[str, Any]:
+def queue(request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]) -> QueueOut:
     """Running and waiting requests per bucket (means summed over engines, and peaks)."""
-    w, _ = _window(instance, start, end, bucket)
-    points = serving.queue(instance, w, engine)
-    return {"instance": instance, "bucket_seconds": w.bucket_s, "points": _times(points)}
+    w, _ = _window(series.instance, window)
+    points = serving.queue(series.instance, w, series.engine)
+    return QueueOut.model_validate(
+        {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
+    )
 
 
 @router.get("/kv-capacity", response=CapacityOut)
-def kv_capacity(
-    request: HttpRequest, instance: str, context_tokens: float | None = None
-) -> dict[str, Any]:
+def kv_capacity(request: HttpRequest, params: Query[CapacityQuery]) -> Capacity:
     """KV-cache capacity from vllm:cache_config_info, tokens held now, how many requests
     of a typical context length fit, and bytes when the model's config is known."""
-    from analytics.serving.capacity import capacity_for
-
-    if context_tokens is not None and not (math.isfinite(context_tokens) and context_tokens > 0):
+    context = params.context_tokens
+    if context is not None and not (math.isfinite(context) and context > 0):
         raise ParameterError("context_tokens must be a positive number")
-    return capacity_for(instance, context_tokens)
+    return capacity_for(params.instance, context)
 
 
 @router.get("/scrapes", response=list[ScrapeOut])
-def scrapes(request: HttpRequest, instance: str, limit: int = 50) -> list[dict[str, Any]]:
+def scrapes(request: HttpRequest, params: Query[ScrapesQuery]) -> list[Scrape]:
     """The instance's latest scrape outcomes, newest first (errors are one line)."""
-    serving.require_instance(instance)
-    if not 1 <= limit <= 1000:
+    require_instance(params.instance)
+    if not 1 <= params.limit <= 1000:
         raise ParameterError("limit must be between 1 and 1000")
-    rows = serving.recent_scrapes(instance, limit)
-    return [{**r, "ts": format_time(r["ts"])} for r in rows]
+    return recent_scrapes(params.instance, params.limit)

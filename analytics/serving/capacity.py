@@ -8,12 +8,32 @@ per token from the model's attention shape as the reference article computes it
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from analytics.serving import queries as serving
+from analytics.serving.instances import latest_gauges, require_instance
 
 DEFAULT_CONTEXT_TOKENS = 4096.0  # when no request finished in the last hour
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the instance's KV cache holds: None where the scrapes did not say (no
+    cache_config_info) or no model config gives the bytes."""
+
+    instance: str
+    model: str | None
+    engines: int
+    block_size: int | None
+    num_gpu_blocks: int | None
+    capacity_tokens: int | None  # over every engine
+    tokens_in_use: float | None
+    kv_usage: float | None  # mean over engines at the last scrape, 0..1
+    context_tokens: float  # the request length `requests_that_fit` counts
+    requests_that_fit: int | None
+    kv_bytes_per_token: int | None
+    capacity_bytes: int | None
 
 
 def requests_that_fit(num_gpu_blocks: int, block_size: int, engines: int, context: float) -> int:
@@ -23,37 +43,40 @@ def requests_that_fit(num_gpu_blocks: int, block_size: int, engines: int, contex
     return engines * (num_gpu_blocks // blocks_per_request)
 
 
-def capacity_for(instance: str, context_tokens: float | None = None) -> dict[str, Any]:
+def capacity_for(instance: str, context_tokens: float | None = None) -> Capacity:
+    """The instance's capacity, for requests of `context_tokens` (by default the mean
+    finished request of the hour before its last scrape)."""
     from analytics.serving.models import ModelConfig
 
-    row = serving.require_instance(instance)
-    engines = row["engines"] or 1
-    block_size, blocks = row["block_size"], row["num_gpu_blocks"]
+    row = require_instance(instance)
+    engines = row.engines or 1
+    block_size, blocks = row.block_size, row.num_gpu_blocks
     capacity = blocks * block_size * engines if block_size and blocks else None
-    latest = serving.latest_gauges(instance)
-    kv = latest["kv_usage"]
+    kv = latest_gauges(instance).kv_usage
     context = context_tokens
-    if context is None and row["last_scrape"] is not None:
-        end = row["last_scrape"] + timedelta(seconds=1)
+    if context is None and row.last_scrape is not None:
+        end = row.last_scrape + timedelta(seconds=1)
         window = serving.make_window(instance, end - timedelta(hours=1), end, 60)
         context = serving.mean_request_tokens(instance, window)
     if context is None:
         context = DEFAULT_CONTEXT_TOKENS
-    config = ModelConfig.objects.filter(model=row["model"]).first() if row["model"] else None
+    config = ModelConfig.objects.filter(model=row.model).first() if row.model else None
     per_token = config.kv_bytes_per_token if config else None
-    return {
-        "instance": instance,
-        "model": row["model"],
-        "engines": engines,
-        "block_size": block_size,
-        "num_gpu_blocks": blocks,
-        "capacity_tokens": capacity,
-        "tokens_in_use": kv * capacity if kv is not None and capacity else None,
-        "kv_usage": kv,
-        "context_tokens": context,
-        "requests_that_fit": (
-            requests_that_fit(blocks, block_size, engines, context) if capacity else None
+    return Capacity(
+        instance=instance,
+        model=row.model,
+        engines=engines,
+        block_size=block_size,
+        num_gpu_blocks=blocks,
+        capacity_tokens=capacity,
+        tokens_in_use=kv * capacity if kv is not None and capacity else None,
+        kv_usage=kv,
+        context_tokens=context,
+        requests_that_fit=(
+            requests_that_fit(blocks, block_size, engines, context)
+            if capacity and blocks and block_size
+            else None
         ),
-        "kv_bytes_per_token": per_token,
-        "capacity_bytes": capacity * per_token if capacity and per_token else None,
-    }
+        kv_bytes_per_token=per_token,
+        capacity_bytes=capacity * per_token if capacity and per_token else None,
+    )

@@ -17,9 +17,16 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analytics import charts
+from analytics.serving.latency import LatencyPoint
+from analytics.serving.queries import (
+    KvPoint,
+    PreemptionPoint,
+    PrefixPoint,
+    QueuePoint,
+    ThroughputPoint,
+)
 
 Series = Sequence[tuple[datetime, float | None]]
-Rows = Sequence[Mapping[str, Any]]  # answer points: {"t": datetime, <value keys>...}
 
 PALETTE = (
     charts.COLORS["primary"],
@@ -88,69 +95,79 @@ def time_series_figure(
     return fig
 
 
-def _points(rows: Rows, key: str) -> list[tuple[datetime, float | None]]:
-    return [(r["t"], r[key]) for r in rows]
+def _usage(points: Sequence[KvPoint]) -> Series:
+    return [(p.t, p.usage) for p in points]
 
 
-def kv_figure(mean: Rows, by_engine: Mapping[str, Rows]) -> go.Figure:
+def _preemptions(points: Sequence[PreemptionPoint]) -> Series:
+    return [(p.t, p.preemptions) for p in points]
+
+
+def kv_figure(mean: Sequence[KvPoint], by_engine: Mapping[str, Sequence[KvPoint]]) -> go.Figure:
     """KV-cache usage of the instance (kv_usage() points), and of each engine when given."""
-    series = {"mean": _points(mean, "usage")}
-    for engine, rows in by_engine.items():
-        series[f"engine {engine}"] = _points(rows, "usage")
+    series = {"mean": _usage(mean)}
+    for engine, points in by_engine.items():
+        series[f"engine {engine}"] = _usage(points)
     return time_series_figure(series, y_title="usage", y_format=".0%", y_range=(0, 1.05))
 
 
-def queue_figure(rows: Rows) -> go.Figure:
+def queue_figure(points: Sequence[QueuePoint]) -> go.Figure:
     """Running and waiting requests (queue() points)."""
     return time_series_figure(
-        {"running": _points(rows, "running"), "waiting": _points(rows, "waiting")},
+        {
+            "running": [(p.t, p.running) for p in points],
+            "waiting": [(p.t, p.waiting) for p in points],
+        },
         y_title="requests (mean)",
     )
 
 
-def preemptions_figure(rows: Rows) -> go.Figure:
-    """Preemptions per bucket, as bars (preemptions()["points"])."""
+def preemptions_figure(points: Sequence[PreemptionPoint]) -> go.Figure:
+    """Preemptions per bucket, as bars (preemptions().points)."""
     return time_series_figure(
-        {"preemptions": _points(rows, "preemptions")}, y_title="preemptions", kind="bar"
+        {"preemptions": _preemptions(points)}, y_title="preemptions", kind="bar"
     )
 
 
-def prefix_cache_figure(rows: Rows) -> go.Figure:
-    """Prefix-cache hit rate (prefix_cache()["points"])."""
+def prefix_cache_figure(points: Sequence[PrefixPoint]) -> go.Figure:
+    """Prefix-cache hit rate (prefix_cache().points)."""
     return time_series_figure(
-        {"hit rate": _points(rows, "hit_rate")},
+        {"hit rate": [(p.t, p.hit_rate) for p in points]},
         y_title="hits / queries",
         y_format=".0%",
         y_range=(0, 1.05),
     )
 
 
-def latency_figure(by_quantile: Mapping[float, Rows]) -> go.Figure:
-    """One line per quantile, named p50, p95...: quantile -> latency()["points"]."""
-    series = {f"p{round(q * 100)}": _points(rows, "seconds") for q, rows in by_quantile.items()}
+def latency_figure(by_quantile: Mapping[float, Sequence[LatencyPoint]]) -> go.Figure:
+    """One line per quantile, named p50, p95...: quantile -> latency().points."""
+    series = {
+        f"p{round(q * 100)}": [(p.t, p.seconds) for p in points]
+        for q, points in by_quantile.items()
+    }
     return time_series_figure(series, y_title="seconds")
 
 
-def throughput_figure(rows: Rows) -> go.Figure:
+def throughput_figure(points: Sequence[ThroughputPoint]) -> go.Figure:
     """Prompt and generation tokens per second (throughput() points)."""
     return time_series_figure(
         {
-            "prompt tokens/s": _points(rows, "prompt_tokens_per_s"),
-            "generation tokens/s": _points(rows, "generation_tokens_per_s"),
+            "prompt tokens/s": [(p.t, p.prompt_tokens_per_s) for p in points],
+            "generation tokens/s": [(p.t, p.generation_tokens_per_s) for p in points],
         },
         y_title="tokens per second",
     )
 
 
-def fleet_kv_figure(by_instance: Mapping[str, Rows]) -> go.Figure:
-    """Every instance's KV usage: instance -> fleet_series()[instance]["kv_usage"]."""
-    series = {name: _points(rows, "usage") for name, rows in by_instance.items()}
+def fleet_kv_figure(by_instance: Mapping[str, Sequence[KvPoint]]) -> go.Figure:
+    """Every instance's KV usage: instance -> fleet_series()[instance].kv_usage."""
+    series = {name: _usage(points) for name, points in by_instance.items()}
     return time_series_figure(series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05))
 
 
-def fleet_preemptions_figure(by_instance: Mapping[str, Rows]) -> go.Figure:
-    """Every instance's preemptions, stacked: instance -> its "preemptions" points."""
-    series = {name: _points(rows, "preemptions") for name, rows in by_instance.items()}
+def fleet_preemptions_figure(by_instance: Mapping[str, Sequence[PreemptionPoint]]) -> go.Figure:
+    """Every instance's preemptions, stacked: instance -> fleet_series()[instance].preemptions."""
+    series = {name: _preemptions(points) for name, points in by_instance.items()}
     return time_series_figure(series, y_title="preemptions", kind="bar")
 
 

@@ -5,7 +5,7 @@ the one statement that reads several metrics per (bucket, instance, engine, le).
 Owns the read half of the rollups too: the watermark (cached for readers) and the minute
 and hour floors; ingest/pipelines/serving_rollups.py writes the rollups with them, and
 nothing here imports ingest/. analytics/serving/queries.py asks its questions through
-read_series(); this module knows nothing of what the metrics mean.
+read_series(), whose rows are SeriesRow; this module knows nothing of what the metrics mean.
 """
 
 from __future__ import annotations
@@ -144,12 +144,30 @@ def _split(w: Window, mark: datetime | None) -> dict[str, tuple[datetime, dateti
     return spans
 
 
+@dataclass(slots=True)
+class SeriesRow:
+    """One metric's sums over one bucket of one instance, engine and histogram bound.
+    Gauges carry samples, value_sum and value_max; counters the reset-adjusted increase
+    (None where no sample had a previous one); `le` is None except for histograms.
+    Not frozen: a frozen dataclass costs several times as much to build, and a month's
+    read makes tens of thousands of these."""
+
+    t: datetime  # the bucket's start
+    instance: str
+    engine: str | None
+    le: float | None
+    samples: int
+    value_sum: float
+    value_max: float
+    increase: float | None
+
+
 def read_series(
     metrics: tuple[str, ...], instance: str | None, engine: str | None, w: Window
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[SeriesRow]]:
     """Rows per (bucket, engine, le) of each metric, read in one statement: every
     DuckLake statement pays ~10 ms per table for its catalog lookups."""
-    out: dict[str, list[dict[str, Any]]] = {m: [] for m in metrics}
+    out: dict[str, list[SeriesRow]] = {m: [] for m in metrics}
     spans = _split(w, cached_watermark())
     if not spans:
         return out
@@ -170,12 +188,20 @@ def read_series(
         when = times.get(epoch)
         if when is None:
             when = times[epoch] = datetime.fromtimestamp(epoch, tz=UTC)
-        row["t"] = when
-        out[row.pop("metric")].append(row)
+        out[row["metric"]].append(
+            SeriesRow(
+                when,
+                row["instance"],
+                row["engine"],
+                row["le"],
+                row["samples"],
+                row["value_sum"],
+                row["value_max"],
+                row["increase"],
+            )
+        )
     return out
 
 
-def read_one(
-    metric: str, instance: str | None, engine: str | None, w: Window
-) -> list[dict[str, Any]]:
+def read_one(metric: str, instance: str | None, engine: str | None, w: Window) -> list[SeriesRow]:
     return read_series((metric,), instance, engine, w)[metric]

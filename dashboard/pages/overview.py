@@ -1,7 +1,7 @@
 """The Overview page: one run's commit rate and error rate on the same time axis as the
 serving instances' KV usage and preemptions, so a slowdown in landing can be seen next to
-its cause. Views only: runs answers from analytics.queries.runs, serving answers from
-analytics.queries.serving, the figure from analytics.serving_charts.
+its cause. Views only: runs answers from analytics/runs/, serving answers from
+analytics/serving/ (queries, instances), the figure from analytics/serving/charts.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from analytics import charts
 from analytics.runs import queries as runs
 from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
+from analytics.serving.instances import list_instances
 from dashboard.pages.time_window import PageWindow, read_window
 from lib.errors import NotFoundError, ParameterError
 
@@ -59,7 +60,7 @@ def overview_page(request: HttpRequest) -> HttpResponse:
         page, run, window = _read(request)
     except (NotFoundError, ParameterError) as exc:
         return _problem(exc)
-    instances = serving.list_instances()
+    instances = list_instances()
     # Without an explicit range the chart view resolves the same default (the run's range).
     query = page.query(run=run["run"] if run else None)
     keep = {"run": run["run"]} if run else {}
@@ -98,8 +99,8 @@ def overview_chart(request: HttpRequest) -> HttpResponse:
     kv: dict[str, list[tuple[datetime, float | None]]] = {}
     preemptions: dict[str, list[tuple[datetime, float | None]]] = {}
     for name, data in sorted(serving.fleet_series(w).items()):
-        kv[name] = [(p["t"], p["usage"]) for p in data["kv_usage"]]
-        preemptions[name] = [(p["t"], p["preemptions"]) for p in data["preemptions"]]
+        kv[name] = [(p.t, p.usage) for p in data.kv_usage]
+        preemptions[name] = [(p.t, p.preemptions) for p in data.preemptions]
     fig = serving_charts.overview_figure(
         commits, errors, kv, preemptions, run["run"] if run else None
     )

@@ -8,6 +8,7 @@ builders of analytics/serving/charts.py; no SQL and no figure construction here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,13 @@ from analytics import charts
 from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.capacity import capacity_for
+from analytics.serving.instances import (
+    GaugesNow,
+    latest_gauges_all,
+    list_instances,
+    recent_scrapes,
+    require_instance,
+)
 from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
 from dashboard.pages.time_window import PageWindow, read_window
@@ -58,31 +66,31 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
         page = read_window(request)
     except ParameterError as exc:
         return _problem(exc)
-    instances = serving.list_instances()
+    instances = list_instances()
     now = page.end or datetime.now(UTC)
     summary = serving.fleet_summary(now - timedelta(hours=1), now) if instances else {}
-    latest = serving.latest_gauges_all(instances)
+    latest = latest_gauges_all(instances)
     targets = {t.name: t for t in ScrapeTarget.objects.all()}
     rows = []
     for r in instances:
-        s = summary.get(r["instance"], {})
-        g = latest.get(r["instance"], {})
+        s = summary.get(r.instance, serving.InstanceSummary())
+        g = latest.get(r.instance, GaugesNow())
         rows.append(
             {
-                **r,
-                "url": reverse("serving-instance", args=[r["instance"]]),
-                "kv_now": _pct(g.get("kv_usage")),
-                "kv_mean": _pct(s.get("kv_usage_mean")),
-                "hit_rate": _pct(s.get("hit_rate")),
-                "preemptions": int(s.get("preemptions", 0.0)),
-                "ttft_p95": _seconds(s.get("ttft_p95")),
-                "running": g.get("running"),
-                "waiting": g.get("waiting"),
-                "target": targets.get(r["instance"]),
+                **asdict(r),
+                "url": reverse("serving-instance", args=[r.instance]),
+                "kv_now": _pct(g.kv_usage),
+                "kv_mean": _pct(s.kv_usage_mean),
+                "hit_rate": _pct(s.hit_rate),
+                "preemptions": int(s.preemptions),
+                "ttft_p95": _seconds(s.ttft_p95),
+                "running": g.running,
+                "waiting": g.waiting,
+                "target": targets.get(r.instance),
             }
         )
     never_scraped = [
-        t for name, t in targets.items() if name not in {r["instance"] for r in instances}
+        t for name, t in targets.items() if name not in {r.instance for r in instances}
     ]
     charts_query = page.query()
     return render(
@@ -111,7 +119,7 @@ class ModelConfigForm(forms.ModelForm):
 @login_required
 def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
     try:
-        row = serving.require_instance(instance)
+        row = require_instance(instance)
         page = read_window(request)
         context_tokens = request.GET.get("context")
         capacity = capacity_for(instance, float(context_tokens) if context_tokens else None)
@@ -120,10 +128,10 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
     except NotFoundError as exc:
         return _problem(exc)
     engine = request.GET.get("engine") or None
-    config = ModelConfig.objects.filter(model=row["model"]).first() if row["model"] else None
+    config = ModelConfig.objects.filter(model=row.model).first() if row.model else None
     form = ModelConfigForm(
         instance=config,
-        initial={"model": row["model"], "num_layers": 32, "num_kv_heads": 8, "head_dim": 128},
+        initial={"model": row.model, "num_layers": 32, "num_kv_heads": 8, "head_dim": 128},
     )
     query = page.query(instance=instance, engine=engine)
     chart_names = [
@@ -140,7 +148,7 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
         {"title": title, "src": reverse("serving-chart", args=[name]) + "?" + query}
         for name, title in chart_names
     ]
-    engines = [str(i) for i in range(row["engines"] or 1)]
+    engines = [str(i) for i in range(row.engines or 1)]
     keep = {"engine": engine} if engine else {}
     return render(
         request,
@@ -150,13 +158,11 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
             "row": row,
             "instance": instance,
             "capacity": capacity,
-            "capacity_gib": (capacity["capacity_bytes"] / 2**30)
-            if capacity["capacity_bytes"]
-            else None,
-            "kv_now": _pct(capacity["kv_usage"]),
-            "form": form if row["model"] else None,
+            "capacity_gib": (capacity.capacity_bytes / 2**30) if capacity.capacity_bytes else None,
+            "kv_now": _pct(capacity.kv_usage),
+            "form": form if row.model else None,
             "config": config,
-            "failures": [s for s in serving.recent_scrapes(instance, 50) if not s["up"]][:10],
+            "failures": [s for s in recent_scrapes(instance, 50) if not s.up][:10],
             "range": page.context(keep),
             "engines": engines if len(engines) > 1 else [],
             "engine": engine,
@@ -188,7 +194,7 @@ def save_model_config(request: HttpRequest) -> HttpResponse:
 def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
     def build(instance: str, w: serving.Window, engine: str | None) -> Any:
         return serving_charts.latency_figure(
-            {q: latency(metric, q, instance, w, engine)["points"] for q in QUANTILES}
+            {q: latency(metric, q, instance, w, engine).points for q in QUANTILES}
         )
 
     return build
@@ -196,7 +202,7 @@ def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
 
 def _kv(instance: str, w: serving.Window, engine: str | None) -> Any:
     mean = serving.kv_usage(instance, w, engine)
-    engines = serving.require_instance(instance)["engines"] or 1
+    engines = require_instance(instance).engines or 1
     by_engine = {}
     if engine is None and engines > 1:  # the whole instance: each engine's line too
         by_engine = {str(e): serving.kv_usage(instance, w, str(e)) for e in range(engines)}
@@ -208,11 +214,11 @@ def _queue(instance: str, w: serving.Window, engine: str | None) -> Any:
 
 
 def _preemptions(instance: str, w: serving.Window, engine: str | None) -> Any:
-    return serving_charts.preemptions_figure(serving.preemptions(instance, w, engine)["points"])
+    return serving_charts.preemptions_figure(serving.preemptions(instance, w, engine).points)
 
 
 def _prefix(instance: str, w: serving.Window, engine: str | None) -> Any:
-    return serving_charts.prefix_cache_figure(serving.prefix_cache(instance, w, engine)["points"])
+    return serving_charts.prefix_cache_figure(serving.prefix_cache(instance, w, engine).points)
 
 
 def _throughput(instance: str, w: serving.Window, engine: str | None) -> Any:
@@ -242,7 +248,7 @@ def instance_chart(request: HttpRequest, name: str) -> HttpResponse:
         return _problem(NotFoundError(f"unknown chart {name!r}"))
     instance = request.GET.get("instance", "")
     try:
-        serving.require_instance(instance)
+        require_instance(instance)
         w = _window(instance, read_window(request))
         return _json(build(instance, w, request.GET.get("engine") or None))
     except (NotFoundError, ParameterError) as exc:
@@ -260,7 +266,7 @@ def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
         return _problem(exc)
     fleet = sorted(serving.fleet_series(w).items())
     if name == "kv":
-        fig = serving_charts.fleet_kv_figure({i: data["kv_usage"] for i, data in fleet})
+        fig = serving_charts.fleet_kv_figure({i: data.kv_usage for i, data in fleet})
     else:
-        fig = serving_charts.fleet_preemptions_figure({i: data["preemptions"] for i, data in fleet})
+        fig = serving_charts.fleet_preemptions_figure({i: data.preemptions for i, data in fleet})
     return _json(fig)

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analytics.serving import queries as serving
+from analytics.serving.instances import list_instances
 from analytics.serving.latency import latency
 from analytics.serving.models import ScrapeTarget
 from ingest.sources.prometheus_api import MAX_POINTS_PER_SERIES, chunks
@@ -50,7 +51,7 @@ def test_scrape_registers_the_target_and_counts_a_restart_as_a_reset(lake: Path,
     assert last["resets"] > 0 and last["up"] is True
     assert ScrapeTarget.objects.get(name="gpu-a").url == url
     # 4 -> 6 is +2, the restart to 1 is +1
-    assert serving.preemptions("gpu-a", _everything("gpu-a"))["total"] == 3.0
+    assert serving.preemptions("gpu-a", _everything("gpu-a")).total == 3.0
 
 
 def test_scrape_of_a_down_or_garbage_target_is_a_recorded_failure(lake: Path, db: None) -> None:
@@ -61,9 +62,9 @@ def test_scrape_of_a_down_or_garbage_target_is_a_recorded_failure(lake: Path, db
         garbage = _run("scrape", server.url("/metrics"), "--instance", "garbage")
     reason = garbage["errors"]["garbage"]
     assert reason.startswith("not the Prometheus text format: ")
-    rows = {r["instance"]: r for r in serving.list_instances()}
-    assert rows["down"]["up"] is False and rows["down"]["last_error"] == "connection refused"
-    assert rows["garbage"]["up"] is False
+    rows = {r.instance: r for r in list_instances()}
+    assert rows["down"].up is False and rows["down"].last_error == "connection refused"
+    assert rows["garbage"].up is False
 
 
 def test_scrape_every_stops_after_count(lake: Path, db: None) -> None:
@@ -158,8 +159,8 @@ def test_import_prometheus_chunks_and_keeps_reset_semantics(lake: Path, db: None
     assert summary["scrapes"] == 10 and summary["quarantined"] == 0
     assert len(ranges) == 1
     w = serving.make_window("vllm-1:8000", None, None, 3600)
-    assert serving.preemptions("vllm-1:8000", w)["total"] == 9.0
-    assert serving.kv_usage("vllm-1:8000", w)[0]["usage"] == pytest.approx(0.3)
+    assert serving.preemptions("vllm-1:8000", w).total == 9.0
+    assert serving.kv_usage("vllm-1:8000", w)[0].usage == pytest.approx(0.3)
     assert (again["accepted"], again["duplicates"]) == (0, 10)
 
 
@@ -198,4 +199,4 @@ def test_import_without_metadata_types_series_by_vllms_own_names(lake: Path, db:
     # increases over the window: 4 <= 0.1 s, 12 <= 0.5 s, 16 in all; p50: rank 8 lies in
     # (0.1, 0.5]: 0.1 + 0.4 * (8 - 4) / (12 - 4) = 0.3
     w = serving.make_window("vllm-1:8000", None, None, 3600)
-    assert latency("ttft", 0.5, "vllm-1:8000", w)["overall"] == pytest.approx(0.3)
+    assert latency("ttft", 0.5, "vllm-1:8000", w).overall == pytest.approx(0.3)

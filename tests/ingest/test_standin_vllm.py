@@ -74,7 +74,7 @@ def test_a_restart_is_counted_as_a_reset_by_the_loader(lake: Path) -> None:
     )
     assert result.resets > 0
     w = serving.make_window("standin", None, None, 3600)
-    total = sum(p["increase"] for p in serving.counter_increase("generation_tokens", "standin", w))
+    total = sum(p.increase for p in serving.counter_increase("generation_tokens", "standin", w))
     assert before > 0
     assert total == after  # the new server's tokens, never after - before
 

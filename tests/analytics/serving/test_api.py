@@ -183,6 +183,41 @@ def test_unknown_instance_is_404_and_bad_parameters_422(
         assert client.get(f"/api/serving/{query}", headers=auth_headers).status_code == 422, query
 
 
+def test_a_bad_window_is_one_line_naming_the_parameter(
+    scraped: None, auth_headers: dict[str, str]
+) -> None:
+    client = Client()
+    for query, detail in (
+        ("bucket=soon", "bucket must look like 30s, 5m, 1h or 1d, got 'soon'"),
+        ("start=yesterday", "start must be an RFC 3339 time, got 'yesterday'"),
+        ("end=never", "end must be an RFC 3339 time, got 'never'"),
+        ("start=2026-01-02T00:00:00Z&end=2026-01-01T00:00:00Z", "end must be after start"),
+    ):
+        status, body = _get(client, f"/api/serving/queue?instance=gpu-a&{query}", auth_headers)
+        assert (status, body) == (422, {"detail": detail}), query
+
+
+def test_a_window_with_start_end_and_bucket_is_answered_as_asked(
+    scraped: None, auth_headers: dict[str, str]
+) -> None:
+    status, body = _get(
+        Client(),
+        "/api/serving/preemptions?instance=gpu-a&engine=0&bucket=30s"
+        "&start=2026-01-01T00:00:00Z&end=2026-01-01T00:01:00Z",
+        auth_headers,
+    )
+    assert status == 200
+    assert body == {
+        "instance": "gpu-a",
+        "bucket_seconds": 30,
+        "points": [
+            {"t": "2026-01-01T00:00:00Z", "preemptions": 2.0},
+            {"t": "2026-01-01T00:00:30Z", "preemptions": 3.0},
+        ],
+        "total": 5.0,
+    }
+
+
 def test_kv_capacity_counts_tokens_requests_and_bytes(
     scraped: None, auth_headers: dict[str, str]
 ) -> None:

@@ -6,6 +6,14 @@ from datetime import UTC, datetime, timedelta
 import plotly.graph_objects as go
 
 from analytics.serving import charts
+from analytics.serving.latency import LatencyPoint
+from analytics.serving.queries import (
+    KvPoint,
+    PreemptionPoint,
+    PrefixPoint,
+    QueuePoint,
+    ThroughputPoint,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
@@ -16,8 +24,8 @@ def _traces(fig: go.Figure) -> dict[str, tuple[str, tuple[object, ...], tuple[ob
 
 
 def test_kv_usage_is_a_mean_line_and_one_line_per_engine_as_percent() -> None:
-    mean = [{"t": T0, "usage": 0.25, "max": 0.5}, {"t": T1, "usage": 0.5, "max": 0.75}]
-    fig = charts.kv_figure(mean, {"0": [{"t": T0, "usage": 0.1, "max": 0.1}], "1": []})
+    mean = [KvPoint(T0, usage=0.25, max=0.5), KvPoint(T1, usage=0.5, max=0.75)]
+    fig = charts.kv_figure(mean, {"0": [KvPoint(T0, usage=0.1, max=0.1)], "1": []})
     assert _traces(fig) == {
         "mean": ("scatter", (T0, T1), (0.25, 0.5)),
         "engine 0": ("scatter", (T0,), (0.1,)),
@@ -29,7 +37,7 @@ def test_kv_usage_is_a_mean_line_and_one_line_per_engine_as_percent() -> None:
 
 
 def test_the_queue_shows_running_and_waiting_means() -> None:
-    rows = [{"t": T0, "running": 3.0, "waiting": None, "running_max": 4, "waiting_max": None}]
+    rows = [QueuePoint(T0, running=3.0, waiting=None, running_max=4, waiting_max=None)]
     fig = charts.queue_figure(rows)
     assert _traces(fig) == {
         "running": ("scatter", (T0,), (3.0,)),
@@ -39,13 +47,13 @@ def test_the_queue_shows_running_and_waiting_means() -> None:
 
 
 def test_preemptions_are_bars() -> None:
-    fig = charts.preemptions_figure([{"t": T0, "preemptions": 0.0}, {"t": T1, "preemptions": 2.0}])
+    fig = charts.preemptions_figure([PreemptionPoint(T0, 0.0), PreemptionPoint(T1, 2.0)])
     assert _traces(fig) == {"preemptions": ("bar", (T0, T1), (0.0, 2.0))}
     assert fig.layout.barmode == "stack"
 
 
 def test_the_prefix_cache_hit_rate_is_a_percent_line() -> None:
-    rows = [{"t": T0, "hits": 2.0, "queries": 8.0, "hit_rate": 0.25}]
+    rows = [PrefixPoint(T0, hits=2.0, queries=8.0, hit_rate=0.25)]
     fig = charts.prefix_cache_figure(rows)
     assert _traces(fig) == {"hit rate": ("scatter", (T0,), (0.25,))}
     assert (fig.layout.yaxis.tickformat, fig.layout.yaxis.range) == (".0%", (0, 1.05))
@@ -55,9 +63,9 @@ def test_the_prefix_cache_hit_rate_is_a_percent_line() -> None:
 def test_latency_has_one_line_per_quantile_named_by_percentile() -> None:
     fig = charts.latency_figure(
         {
-            0.5: [{"t": T0, "seconds": 0.46}],
-            0.95: [{"t": T0, "seconds": 1.0}],
-            0.99: [{"t": T0, "seconds": None}],
+            0.5: [LatencyPoint(T0, seconds=0.46)],
+            0.95: [LatencyPoint(T0, seconds=1.0)],
+            0.99: [LatencyPoint(T0, seconds=None)],
         }
     )
     assert _traces(fig) == {
@@ -69,7 +77,7 @@ def test_latency_has_one_line_per_quantile_named_by_percentile() -> None:
 
 
 def test_throughput_shows_prompt_and_generation_tokens_per_second() -> None:
-    rows = [{"t": T0, "prompt_tokens_per_s": 10.0, "generation_tokens_per_s": 2.5}]
+    rows = [ThroughputPoint(T0, prompt_tokens_per_s=10.0, generation_tokens_per_s=2.5)]
     assert _traces(charts.throughput_figure(rows)) == {
         "prompt tokens/s": ("scatter", (T0,), (10.0,)),
         "generation tokens/s": ("scatter", (T0,), (2.5,)),
@@ -77,14 +85,15 @@ def test_throughput_shows_prompt_and_generation_tokens_per_second() -> None:
 
 
 def test_the_fleet_figures_have_one_trace_per_instance() -> None:
-    kv = charts.fleet_kv_figure({"a": [{"t": T0, "usage": 0.5, "max": 0.5}], "b": []})
+    kv = charts.fleet_kv_figure({"a": [KvPoint(T0, usage=0.5, max=0.5)], "b": []})
     assert _traces(kv) == {"a": ("scatter", (T0,), (0.5,)), "b": ("scatter", (), ())}
     assert (kv.layout.yaxis.tickformat, kv.layout.yaxis.title.text) == (".0%", "KV usage")
-    preemptions = charts.fleet_preemptions_figure({"a": [{"t": T0, "preemptions": 1.0}]})
+    preemptions = charts.fleet_preemptions_figure({"a": [PreemptionPoint(T0, 1.0)]})
     assert _traces(preemptions) == {"a": ("bar", (T0,), (1.0,))}
 
 
 def test_a_figure_without_points_says_so() -> None:
     fig = charts.queue_figure([])
     assert [a.text for a in fig.layout.annotations] == ["no data in this range"]
-    assert not charts.queue_figure([{"t": T0, "running": 1.0, "waiting": 0.0}]).layout.annotations
+    point = QueuePoint(T0, running=1.0, waiting=0.0, running_max=1.0, waiting_max=0.0)
+    assert not charts.queue_figure([point]).layout.annotations

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from analytics.serving import queries as serving
+from analytics.serving.instances import list_instances, require_instance
 from analytics.serving.latency import latency
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_rollups
@@ -63,16 +64,16 @@ def _load_restart_scenario() -> None:
 
 def _check_restart_scenario_answers() -> None:
     pre = serving.preemptions("gpu-a", HOUR)
-    assert pre == {"points": [{"t": T0, "preemptions": 8.0}], "total": 8.0}
-    assert serving.preemptions("gpu-a", HOUR, engine="1")["total"] == 4.0
+    assert pre == serving.Preemptions([serving.PreemptionPoint(T0, 8.0)], 8.0)
+    assert serving.preemptions("gpu-a", HOUR, engine="1").total == 4.0
     cache = serving.prefix_cache("gpu-a", HOUR)
-    assert cache["overall"] == {"hits": 200.0, "queries": 550.0, "hit_rate": 200 / 550}
-    assert serving.kv_usage("gpu-a", HOUR) == [{"t": T0, "usage": 0.25, "max": 0.5}]
+    assert cache.overall == serving.PrefixTotals(200.0, 550.0, 200 / 550)
+    assert serving.kv_usage("gpu-a", HOUR) == [serving.KvPoint(T0, usage=0.25, max=0.5)]
     p50 = latency("ttft", 0.5, "gpu-a", HOUR)
-    assert p50["overall"] == pytest.approx(0.46, abs=1e-12)
-    assert p50["points"][0]["seconds"] == pytest.approx(0.46, abs=1e-12)
+    assert p50.overall == pytest.approx(0.46, abs=1e-12)
+    assert p50.points[0].seconds == pytest.approx(0.46, abs=1e-12)
     # p95: rank 10.45 lies in the +Inf bucket -> the second-highest bound
-    assert latency("ttft", 0.95, "gpu-a", HOUR)["overall"] == 1.0
+    assert latency("ttft", 0.95, "gpu-a", HOUR).overall == 1.0
 
 
 def test_answers_from_raw_samples_treat_drops_and_new_created_times_as_resets(lake: Path) -> None:
@@ -94,9 +95,9 @@ def test_answers_are_the_same_once_the_minutes_are_rolled_up(lake: Path) -> None
 def test_thirty_second_buckets_place_each_increase_at_its_scrape(lake: Path) -> None:
     _load_restart_scenario()
     w = serving.Window(T0, T0 + timedelta(minutes=1), 30)
-    assert serving.preemptions("gpu-a", w)["points"] == [
-        {"t": T0, "preemptions": 3.0},
-        {"t": T0 + timedelta(seconds=30), "preemptions": 5.0},
+    assert serving.preemptions("gpu-a", w).points == [
+        serving.PreemptionPoint(T0, 3.0),
+        serving.PreemptionPoint(T0 + timedelta(seconds=30), 5.0),
     ]
 
 
@@ -109,10 +110,10 @@ def test_v0_prefix_cache_is_the_mean_of_known_hit_rate_gauges(lake: Path) -> Non
         ]
     )
     cache = serving.prefix_cache("old", HOUR)
-    assert cache["source"] == "gauge"
-    assert cache["overall"]["hit_rate"] == pytest.approx(0.3)
-    assert serving.kv_usage("old", HOUR)[0]["usage"] == pytest.approx(0.7)
-    assert serving.list_instances()[0]["engine"] == "v0"
+    assert cache.source == "gauge"
+    assert cache.overall.hit_rate == pytest.approx(0.3)
+    assert serving.kv_usage("old", HOUR)[0].usage == pytest.approx(0.7)
+    assert list_instances()[0].engine == "v0"
 
 
 def test_a_window_defaults_to_the_datas_range_and_rejects_bad_input(lake: Path) -> None:
@@ -124,7 +125,7 @@ def test_a_window_defaults_to_the_datas_range_and_rejects_bad_input(lake: Path) 
     with pytest.raises(ParameterError):
         serving.make_window("gpu-a", T0, T0 + timedelta(days=30), 1)
     with pytest.raises(NotFoundError):
-        serving.require_instance("nope")
+        require_instance("nope")
 
 
 def test_a_scrape_loaded_after_its_minute_was_rolled_up_is_rolled_in(lake: Path) -> None:
@@ -138,4 +139,4 @@ def test_a_scrape_loaded_after_its_minute_was_rolled_up_is_rolled_in(lake: Path)
     load_scrapes([_scrape("late", 45, v1_text({"0": state}))])
     for bucket in (60, 3600):  # answered from minutes, and from hours
         w = serving.Window(T0, T0 + timedelta(hours=1), bucket)
-        assert serving.preemptions("late", w)["total"] == 5.0
+        assert serving.preemptions("late", w).total == 5.0
