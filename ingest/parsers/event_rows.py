@@ -8,11 +8,11 @@ parsers) and are cast by DuckDB on insert.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
+from ingest.parsers.timestamps import EVENT_YEARS, parse_rfc3339
 from warehouse.schema.events import ADAPTER_COLUMNS, CONTRACT_COLUMNS, ORIGIN_COLUMNS
 
 
@@ -21,16 +21,18 @@ class Reject(ValueError):
 
 
 def read_timestamp(doc: dict[str, Any]) -> tuple[str, float]:
-    """A transcript line's `timestamp` (RFC 3339 with a zone) as (text, epoch ms)."""
+    """A transcript line's `timestamp` (RFC 3339 with a zone, in an event's years) as
+    (text, epoch ms)."""
     value = doc.get("timestamp")
     if not isinstance(value, str):
         raise Reject("timestamp missing or not a string")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise Reject("timestamp is not an RFC 3339 time") from exc
-    if parsed.tzinfo is None:
-        raise Reject("timestamp has no time zone")
+    parsed = parse_rfc3339(value)
+    if parsed is None:
+        if parse_rfc3339(value, zone_required=False) is not None:
+            raise Reject("timestamp has no time zone")
+        raise Reject("timestamp is not an RFC 3339 time")
+    if not EVENT_YEARS.holds(parsed):
+        raise Reject(f"timestamp is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1}")
     return value, parsed.timestamp() * 1000.0
 
 

@@ -11,16 +11,16 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 import orjson
 
+from ingest.parsers.timestamps import REQUEST_SECONDS_YEARS, from_unix_seconds, parse_rfc3339
+
 T = TypeVar("T")
 
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
-# Unix seconds outside 2000-01-01 .. 2100-01-01 are almost surely milliseconds or junk.
-TS_MIN, TS_MAX = 946684800, 4102444800
 
 _ISO_639_1 = re.compile(r"^[a-z]{2}$")
 
@@ -106,15 +106,17 @@ def read_timestamp(value: Any, name: str) -> datetime:
             f"{name}: expected an RFC 3339 string or Unix seconds, got {json_type(value)}"
         )
     if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            raise InvalidRecord(f"{name}: not an RFC 3339 time: {value[:64]!r}") from None
-        # A time without an offset is taken as UTC, the product's only zone.
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    if not math.isfinite(value) or not TS_MIN <= value < TS_MAX:
-        raise InvalidRecord(f"{name}: {value} is not Unix seconds between 2000 and 2100")
-    return datetime.fromtimestamp(value, UTC)
+        parsed = parse_rfc3339(value, zone_required=False)
+        if parsed is None:
+            raise InvalidRecord(f"{name}: not an RFC 3339 time: {value[:64]!r}")
+        return parsed
+    when = from_unix_seconds(value, REQUEST_SECONDS_YEARS)
+    if when is None:
+        years = REQUEST_SECONDS_YEARS
+        raise InvalidRecord(
+            f"{name}: {value} is not Unix seconds between {years.first} and {years.end}"
+        )
+    return when
 
 
 def read_string(obj: dict[str, Any], key: str, prefix: str = "") -> str | None:
