@@ -1,7 +1,9 @@
 """The daily cost report: what a day cost, where it went, and whether it is drifting.
 
-Builds plain data (the JSON of GET /api/costs/daily plus the report's extras) from
-analytics.queries.costs and the price table; renders nothing and sends nothing. A model
+Builds a DailyReport (the JSON of GET /api/costs/daily plus the report's extras: the
+day's bounds and its top runs) from analytics.costs.queries and the price table; renders
+nothing and sends nothing. The rows are dataclasses whose fields are in the order the
+report's JSON lists them (analytics.costs.report_formats dumps them as they are). A model
 without a price is listed in `unpriced` and its unlogged calls add nothing to any total:
 never a silent zero. The day is a calendar day in `tz` (UTC by default).
 """
@@ -12,7 +14,6 @@ import fnmatch
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from analytics.costs import queries
@@ -24,6 +25,96 @@ from lib.errors import ParameterError
 TREND_DAYS = 7
 TOP_RUNS = 10
 UNKNOWN_MODEL = "(no model)"
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """One model's calls of the day; `computed_usd` is None when it has no price."""
+
+    model: str
+    priced_as: str | None  # the price table's name for it, None: unpriced
+    calls: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    usd: float
+    logged_usd: float
+    computed_usd: float | None
+    cache_savings_usd: float
+    unpriced_calls: int
+
+
+@dataclass(frozen=True)
+class RunCost:
+    run: str
+    usd: float
+    calls: int
+    unpriced_calls: int
+
+
+@dataclass(frozen=True)
+class TeamCost:
+    team: str
+    usd: float
+    daily_budget_usd: float | None
+
+
+@dataclass(frozen=True)
+class GpuCost:
+    """A self-hosted serving target's day: GPUs x price per GPU-hour x hours."""
+
+    target: str
+    gpus: int
+    usd_per_gpu_hour: float
+    hours: float
+    usd: float
+    generated_tokens: int
+    usd_per_mtok: float | None  # None: no tokens generated
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    date: str  # YYYY-MM-DD
+    usd: float
+
+
+@dataclass(frozen=True)
+class DailyReport:
+    """What one calendar day in `tz` cost; money rounded by _money."""
+
+    date: str  # YYYY-MM-DD
+    tz: str
+    start: datetime  # the day's [start, end) in UTC
+    end: datetime
+    total_usd: float  # API and GPUs
+    api_usd: float
+    gpu_usd: float
+    logged_usd: float
+    computed_usd: float
+    cache_savings_usd: float
+    calls: int
+    by_model: list[ModelCost]  # most expensive first
+    by_run: list[RunCost]  # most expensive first
+    top_runs: list[RunCost]  # the first TOP_RUNS of by_run
+    by_team: list[TeamCost]
+    gpu: list[GpuCost]
+    unpriced: list[str]  # models with unlogged calls and no price
+    previous_day_usd: float
+    change_usd: float
+    change_pct: float | None  # None: nothing spent the day before
+    trend: list[TrendPoint]  # the TREND_DAYS days before, oldest first
+    mean_7d_usd: float
+
+
+@dataclass(frozen=True)
+class SpendSeries:
+    """API spend per day (one value per day of `days`), by model and by run."""
+
+    days: list[date]
+    by_model: dict[str, list[float]]
+    by_run: dict[str, list[float]]
+    unpriced: list[str]
 
 
 def read_zone(tz: str | None) -> ZoneInfo:
@@ -112,7 +203,7 @@ def in_team(team: Team, run: str | None, source: str | None) -> bool:
     )
 
 
-def gpu_costs(day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
+def gpu_costs(day: date, zone: ZoneInfo) -> list[GpuCost]:
     """Self-hosted serving: GPUs x price per GPU-hour x hours of the day, and per million
     generated tokens from the scraped generation-token counter (reset-adjusted)."""
     start, end = day_bounds(day, zone)
@@ -128,15 +219,15 @@ def gpu_costs(day: date, zone: ZoneInfo) -> list[dict[str, Any]]:
             p.increase for p in serving.counter_increase("generation_tokens", target, window)
         )
         answer.append(
-            {
-                "target": target,
-                "gpus": price.gpus,
-                "usd_per_gpu_hour": float(price.usd_per_gpu_hour),
-                "hours": hours,
-                "usd": _money(usd),
-                "generated_tokens": int(generated),
-                "usd_per_mtok": _money(usd / generated * 1_000_000) if generated else None,
-            }
+            GpuCost(
+                target=target,
+                gpus=price.gpus,
+                usd_per_gpu_hour=float(price.usd_per_gpu_hour),
+                hours=hours,
+                usd=_money(usd),
+                generated_tokens=int(generated),
+                usd_per_mtok=_money(usd / generated * 1_000_000) if generated else None,
+            )
         )
     return answer
 
@@ -158,7 +249,41 @@ def _daily_usd(priced: list[_Priced]) -> dict[date, float]:
     return per_day
 
 
-def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
+def _model_cost(model: str, t: _Totals, priced_as: str | None) -> ModelCost:
+    return ModelCost(
+        model=model,
+        priced_as=priced_as,
+        calls=t.calls,
+        input_tokens=t.tokens["input_tokens"],
+        cached_input_tokens=t.tokens["cached_input_tokens"],
+        cache_write_tokens=t.tokens["cache_write_tokens"],
+        output_tokens=t.tokens["output_tokens"],
+        usd=_money(t.usd),
+        logged_usd=_money(t.logged_usd),
+        computed_usd=_money(t.computed_usd) if priced_as else None,
+        cache_savings_usd=_money(t.cache_savings_usd),
+        unpriced_calls=t.unpriced_calls,
+    )
+
+
+def _team_costs(teams: list[Team], priced: list[_Priced]) -> list[TeamCost]:
+    team_usd: dict[str, float] = defaultdict(float)
+    for p in priced:
+        usd = p.usd or 0.0
+        for team in teams:
+            if in_team(team, p.row.run, p.row.source):
+                team_usd[team.name] += usd
+    return [
+        TeamCost(
+            team=t.name,
+            usd=_money(team_usd.get(t.name, 0.0)),
+            daily_budget_usd=float(t.daily_budget_usd) if t.daily_budget_usd is not None else None,
+        )
+        for t in teams
+    ]
+
+
+def build_daily_report(day: date, tz: str | None = None) -> DailyReport:
     """The report for one calendar day in `tz`; see the module docstring."""
     zone = read_zone(tz)
     start, end = day_bounds(day, zone)
@@ -183,81 +308,49 @@ def build_daily_report(day: date, tz: str | None = None) -> dict[str, Any]:
         for totals in (by_model[model], by_run[p.row.run or ""], total):
             _add(totals, p)
 
-    team_usd: dict[str, float] = defaultdict(float)
-    for p in today:
-        usd = p.usd or 0.0
-        for team in teams:
-            if in_team(team, p.row.run, p.row.source):
-                team_usd[team.name] += usd
-
     gpu = gpu_costs(day, zone)
-    gpu_usd = sum(g["usd"] for g in gpu)
-    trend: list[dict[str, Any]] = []
-    for offset in range(TREND_DAYS, 0, -1):
-        d = day - timedelta(days=offset)
-        trend.append({"date": d.isoformat(), "usd": _money(earlier.get(d, 0.0))})
+    gpu_usd = sum(g.usd for g in gpu)
+    trend = [
+        TrendPoint(d.isoformat(), _money(earlier.get(d, 0.0)))
+        for d in (day - timedelta(days=offset) for offset in range(TREND_DAYS, 0, -1))
+    ]
     previous = earlier.get(day - timedelta(days=1), 0.0)
     week = [earlier.get(day - timedelta(days=n), 0.0) for n in range(1, TREND_DAYS + 1)]
     mean_7d = sum(week) / TREND_DAYS
-    run_rows: list[dict[str, Any]] = [
-        {"run": run, "usd": _money(t.usd), "calls": t.calls, "unpriced_calls": t.unpriced_calls}
+    run_rows = [
+        RunCost(run=run, usd=_money(t.usd), calls=t.calls, unpriced_calls=t.unpriced_calls)
         for run, t in sorted(by_run.items(), key=lambda item: (-item[1].usd, item[0]))
     ]
-    return {
-        "date": day.isoformat(),
-        "tz": zone.key,
-        "start": start,
-        "end": end,
-        "total_usd": _money(total.usd + gpu_usd),
-        "api_usd": _money(total.usd),
-        "gpu_usd": _money(gpu_usd),
-        "logged_usd": _money(total.logged_usd),
-        "computed_usd": _money(total.computed_usd),
-        "cache_savings_usd": _money(total.cache_savings_usd),
-        "calls": total.calls,
-        "by_model": sorted(
-            (
-                {
-                    "model": model,
-                    "priced_as": price_names[model],
-                    "calls": t.calls,
-                    "input_tokens": t.tokens["input_tokens"],
-                    "cached_input_tokens": t.tokens["cached_input_tokens"],
-                    "cache_write_tokens": t.tokens["cache_write_tokens"],
-                    "output_tokens": t.tokens["output_tokens"],
-                    "usd": _money(t.usd),
-                    "logged_usd": _money(t.logged_usd),
-                    "computed_usd": _money(t.computed_usd) if price_names[model] else None,
-                    "cache_savings_usd": _money(t.cache_savings_usd),
-                    "unpriced_calls": t.unpriced_calls,
-                }
-                for model, t in by_model.items()
-            ),
-            key=lambda r: (-r["usd"], r["model"]),
+    return DailyReport(
+        date=day.isoformat(),
+        tz=zone.key,
+        start=start,
+        end=end,
+        total_usd=_money(total.usd + gpu_usd),
+        api_usd=_money(total.usd),
+        gpu_usd=_money(gpu_usd),
+        logged_usd=_money(total.logged_usd),
+        computed_usd=_money(total.computed_usd),
+        cache_savings_usd=_money(total.cache_savings_usd),
+        calls=total.calls,
+        by_model=sorted(
+            (_model_cost(model, t, price_names[model]) for model, t in by_model.items()),
+            key=lambda m: (-m.usd, m.model),
         ),
-        "by_run": run_rows,
-        "top_runs": run_rows[:TOP_RUNS],
-        "by_team": [
-            {
-                "team": t.name,
-                "usd": _money(team_usd.get(t.name, 0.0)),
-                "daily_budget_usd": (
-                    float(t.daily_budget_usd) if t.daily_budget_usd is not None else None
-                ),
-            }
-            for t in teams
-        ],
-        "gpu": gpu,
-        "unpriced": sorted(m for m, t in by_model.items() if t.unpriced_calls),
-        "previous_day_usd": _money(previous),
-        "change_usd": _money(total.usd - previous),
-        "change_pct": _money((total.usd - previous) / previous * 100) if previous else None,
-        "trend": trend,
-        "mean_7d_usd": _money(mean_7d),
-    }
+        by_run=run_rows,
+        top_runs=run_rows[:TOP_RUNS],
+        by_team=_team_costs(teams, today),
+        gpu=gpu,
+        unpriced=sorted(m for m, t in by_model.items() if t.unpriced_calls),
+        previous_day_usd=_money(previous),
+        change_usd=_money(total.usd - previous),
+        change_pct=_money((total.usd - previous) / previous * 100) if previous else None,
+        trend=trend,
+        mean_7d_usd=_money(mean_7d),
+    )
 
 
-def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict[str, Any]:
+def build_spend_series(last_day: date, days: int, tz: str | None = None) -> SpendSeries:
     """API spend per day for the `days` days ending on `last_day`, by model and by run
     (unpriced calls add nothing; their models are listed)."""
     zone = read_zone(tz)
@@ -275,9 +368,6 @@ def build_spend_series(last_day: date, days: int, tz: str | None = None) -> dict
             unpriced.add(model)
         by_model[model][index[p.row.day]] += p.usd or 0.0
         by_run[p.row.run or ""][index[p.row.day]] += p.usd or 0.0
-    return {
-        "days": day_list,
-        "by_model": dict(by_model),
-        "by_run": dict(by_run),
-        "unpriced": sorted(unpriced),
-    }
+    return SpendSeries(
+        days=day_list, by_model=dict(by_model), by_run=dict(by_run), unpriced=sorted(unpriced)
+    )
