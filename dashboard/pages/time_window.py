@@ -1,7 +1,10 @@
 """The time range of a page and of the chart JSON it loads: `last=1h` (relative to now,
 so auto-refresh moves it), `last=all` (the data's own range) or explicit `start`/`end`
-(the form's datetime-local fields, in UTC). Builds the context templates/partials/
-timerange.html expects. Parsing only; every datetime is UTC-aware.
+(the form's datetime-local fields, in UTC), read through lib.window as every endpoint
+reads them (so `from`/`to` are accepted too). Builds the context templates/partials/
+timerange.html expects, with the presets and refresh intervals the pages share (the run
+page keeps its own in dashboard/pages/run_window.py: it counts back from the run's last
+event). Parsing only; every datetime is UTC-aware.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from lib.durations import parse_bucket_seconds, parse_duration, parse_time
+from lib import window as request_window
+from lib.durations import parse_duration
 
 PRESETS = ("15m", "1h", "6h", "24h", "7d", "30d")
 REFRESH_OPTIONS = ("0", "15", "30", "60")
@@ -63,10 +67,9 @@ def read_window(request: HttpRequest, default_last: str = "1h") -> PageWindow:
     refresh = get.get("refresh", "0")
     if refresh not in REFRESH_OPTIONS:
         refresh = "0"
-    bucket = get.get("bucket")
-    bucket_s = parse_bucket_seconds(bucket) if bucket else None
-    start = parse_time(get.get("start"), name="start")
-    end = parse_time(get.get("end"), name="end")
+    asked = request_window.read_window(get)
+    bucket_s = asked.bucket_seconds()
+    start, end = asked.start_time(), asked.end_time()
     last = get.get("last") or (None if (start or end) else default_last)
     if last == "all":
         return PageWindow(None, None, "all", bucket_s, refresh)

@@ -88,6 +88,14 @@ def test_instance_charts_answer_plotly_json(client: Client, scraped: None) -> No
     assert client.get("/serving/instance/charts/nope.json?instance=gpu%3Ca%3E").status_code == 404
 
 
+def test_charts_read_from_and_to_as_start_and_end(client: Client, scraped: None) -> None:
+    path = "/serving/instance/charts/preemptions.json?instance=gpu%3Ca%3E&bucket=1m&"
+    asked = client.get(path + "from=2026-01-01T00:00:00Z&to=2026-01-01T01:00:00Z")
+    assert asked.status_code == 200
+    assert asked.content == client.get(path + RANGE).content
+    assert orjson.loads(asked.content)["data"][0]["y"] == [0.0, 1.0, 1.0]
+
+
 def test_model_config_form_needs_csrf_and_saves(user: object, scraped: None) -> None:
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(user)  # type: ignore[arg-type]
