@@ -2,28 +2,16 @@
 `<session>/subagents/agent-<id>.jsonl`) -> agent events.
 
 Pure: numbered lines in, event rows and the facts that need other lines out (results of
-tool calls, subagent links); no files, no warehouse. The mapping:
+tool calls, subagent links); no files, no warehouse queries. The mapping:
 
 - run: the line's `sessionId` (a subagent's lines carry their parent session's id);
   agent: `main`, or `agent-<agentId>` for a sidechain (subagent) line.
-- `llm_call`: one per API response, keyed `<message.id>:<requestId>`, or without a
-  requestId `<message.id>:<sessionId>@<timestamp>` (a gateway may give every response
-  the same message.id). Claude Code writes a response as one line per content block,
-  each repeating `usage`; the line with the largest `output_tokens` wins (the earlier
-  ones were written mid-stream). Usage is read only from top-level `assistant` lines,
-  never from the copies of a subagent's messages inside the parent's `progress` lines.
-  Cache reads, 5-minute and 1-hour cache writes stay apart; `input_tokens` excludes
-  both, as the API reports it. `usage.speed` is kept ("fast": billed at the model's
-  fast-mode prices). An entry of `usage.iterations[]` of
-  another type than the response's (an advisor's sub-inference, `advisor_message`, with
-  its own `model`) is an llm_call of its own, `<call id>:<type>-<index>`; the entries of
-  the response's own type are parts of its top-level usage. A row keeps its response's
-  message.id when a requestId came with it: a sidechain (`/btw` side question, subagent)
-  replays its parent's responses under the same message.id and a new requestId, and the
-  pipeline counts such a replay once, as its parent's.
-- `tool_call`: one per `tool_use` block; its `tool_result` (in a later `user` line) sets
-  `ok` (`is_error: true` -> false) and the duration. A successful Bash `git commit` whose
-  result starts `[branch sha] subject` also makes a `commit` event.
+- `llm_call`: one per API response, its usage read only from top-level `assistant`
+  lines, never from the copies of a subagent's messages inside the parent's `progress`
+  lines (claude_code_usage.py says how a response is keyed and counted).
+- `tool_call`: one per `tool_use` block, its result (in a later `user` line) setting `ok`
+  and the duration, and a successful `git commit` making a `commit` event too
+  (claude_code_tools.py).
 - `spawn`: a subagent, linked to the Task/Agent call that started it (by the parent's
   `agent_progress` lines or the call's result), with the subagent type as its role.
 - `stop`: a subagent's end (the Task/Agent result), with the usage it reports for its
@@ -47,23 +35,21 @@ import orjson
 
 from ingest.parsers.claude_code_subagents import (
     MAIN_AGENT,
+    SUBAGENT_TOOLS,
     SubagentCall,
     SubagentLink,
     agent_name,
-    count_of,
     subagent_outcome,
 )
+from ingest.parsers.claude_code_tools import add_tool_results, add_tool_use, text_of
+from ingest.parsers.claude_code_usage import add_llm_call
 from ingest.parsers.event_rows import EventRows, Reject, read_timestamp
-from ingest.parsers.tool_calls import (
-    GIT_COMMIT_COMMAND,
-    RESULT_TEXT_LIMIT,
-    ToolResult,
-    ToolUse,
-    read_commit_header,
-)
+from ingest.parsers.tool_calls import ToolResult, ToolUse
+from warehouse.schema.events import EventKind
+
+__all__ = ["SOURCE_KIND", "SUBAGENT_TOOLS", "ParsedTranscript", "parse_chunk"]
 
 SOURCE_KIND = "claude-code"
-SUBAGENT_TOOLS = ("Task", "Agent")  # the tool that starts a subagent, renamed in 2.1
 SYNTHETIC_MODEL = "<synthetic>"  # Claude Code's stand-in for a response it made up
 RAW_TEXT_LIMIT = 64 * 1024
 
@@ -86,6 +72,9 @@ _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.isspace() counts as blank
 
 @dataclass
 class ParsedTranscript:
+    """What the lines of a batch (one file or several) gave: rows, and what the pipeline
+    settles against other lines or stored events (results, subagent links and usages)."""
+
     rows: EventRows = field(default_factory=EventRows)
     uses: dict[str, ToolUse] = field(default_factory=dict)  # this chunk's tool calls
     subagent_calls: dict[str, SubagentCall] = field(default_factory=dict)  # by tool use id
@@ -98,7 +87,7 @@ class ParsedTranscript:
     # may have been loaded with the chunk before, with a smaller output count.
     continued_calls: set[str] = field(default_factory=set)
     recognized: set[str] = field(default_factory=set)  # files with Claude Code lines
-    _chunk_open: bool = False  # no response seen yet in a chunk that starts mid-file
+    chunk_open: bool = False  # no response seen yet in a chunk that starts mid-file
     llm_rows: dict[str, int] = field(default_factory=dict)  # call id -> row
     rejected: dict[str, list[tuple[int, int, str, str]]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
@@ -133,7 +122,7 @@ def parse_chunk(
     calls and results, parents and subagents meet in memory when read together."""
     parsed = into if into is not None else ParsedTranscript()
     parsed.source = source
-    parsed._chunk_open = base_offset > 0
+    parsed.chunk_open = base_offset > 0
     first_row = len(parsed.rows)
     # Lines are found in place and only those that must be decoded are copied out: most
     # progress lines are skipped by their leading type (_skip_unparsed).
@@ -250,175 +239,24 @@ def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> N
             run=run,
             agent=agent,
             ts=ts,
-            event="error",
+            event=EventKind.ERROR,
             id=f"{doc.get('uuid') or line_no}:api-error",
             parent=parent,
             role=role,
             error_kind="model",
-            error_message=_text_of(message.get("content"))[:1000],
+            error_message=text_of(message.get("content"))[:1000],
             source_line=line_no,
         )
         return
     usage = message.get("usage")
     message_id = message.get("id")
     if isinstance(usage, dict) and isinstance(message_id, str) and model != SYNTHETIC_MODEL:
-        _llm_call(parsed, doc, line_no, run, agent, ts, model, message, usage)
+        add_llm_call(parsed, doc, line_no, run, agent, ts, model, message, usage)
     content = message.get("content")
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                _tool_use(parsed, block, line_no, run, agent, ts, ts_ms, model)
-
-
-def _llm_call(
-    parsed: ParsedTranscript,
-    doc: dict[str, Any],
-    line_no: int,
-    run: str,
-    agent: str,
-    ts: str,
-    model: str | None,
-    message: dict[str, Any],
-    usage: dict[str, Any],
-) -> None:
-    message_id = message["id"]
-    request_id = doc.get("requestId")
-    response: str | None = message_id  # what a sidechain's replay is matched by
-    if isinstance(request_id, str) and request_id:
-        call_id = f"{message_id}:{request_id}"
-    else:
-        # Behind a gateway or relay every response may carry the same message.id and no
-        # requestId: the session and the line's timestamp tell one from another (the
-        # lines of one response share both), and the message.id names no response.
-        call_id = f"{message_id}:{run}@{ts}"
-        response = None
-    if parsed._chunk_open:
-        parsed.continued_calls.add(call_id)
-        parsed._chunk_open = False
-    _usage_row(parsed, call_id, usage, line_no, run, agent, ts, model, response)
-    iterations = usage.get("iterations")
-    if not isinstance(iterations, list):
-        return
-    own_type = message.get("type") if isinstance(message.get("type"), str) else "message"
-    for index, entry in enumerate(iterations):
-        kind = entry.get("type") if isinstance(entry, dict) else None
-        # An entry of the response's own type is a part of the top-level usage; another
-        # type (an advisor's sub-inference) is another model's tokens, counted on its own.
-        if not isinstance(kind, str) or kind == own_type:
-            continue
-        entry_id = f"{call_id}:{kind}-{index}"  # entries are appended: an index stays
-        if call_id in parsed.continued_calls:
-            parsed.continued_calls.add(entry_id)
-        entry_model = entry.get("model")
-        entry_model = entry_model if isinstance(entry_model, str) else None
-        _usage_row(parsed, entry_id, entry, line_no, run, agent, ts, entry_model, response)
-
-
-def _usage_row(
-    parsed: ParsedTranscript,
-    call_id: str,
-    usage: dict[str, Any],
-    line_no: int,
-    run: str,
-    agent: str,
-    ts: str,
-    model: str | None,
-    message_id: str | None,
-) -> None:
-    """The llm_call `call_id` from this usage, or a larger output count for it."""
-    output = count_of(usage, "output_tokens")
-    known = parsed.llm_rows.get(call_id)
-    if known is not None:
-        if (output or 0) > (parsed.rows.get(known, "output_tokens") or 0):
-            parsed.rows.set(known, output_tokens=output)
-        return
-    split = usage.get("cache_creation")
-    split = split if isinstance(split, dict) else {}
-    row = parsed.llm_rows[call_id] = parsed.rows.add(
-        run=run,
-        agent=agent,
-        ts=ts,
-        event="llm_call",
-        id=call_id,
-        parent=MAIN_AGENT if agent != MAIN_AGENT else None,
-        role="main" if agent == MAIN_AGENT else None,
-        model=model,
-        input_tokens=count_of(usage, "input_tokens"),
-        cached_input_tokens=count_of(usage, "cache_read_input_tokens"),
-        cache_write_tokens=count_of(usage, "cache_creation_input_tokens"),
-        cache_write_5m_tokens=count_of(split, "ephemeral_5m_input_tokens"),
-        cache_write_1h_tokens=count_of(split, "ephemeral_1h_input_tokens"),
-        output_tokens=output,
-        source_line=line_no,
-    )
-    if message_id is not None:
-        parsed.rows.set(row, message_id=message_id)
-    speed = usage.get("speed")
-    if isinstance(speed, str) and speed:
-        parsed.rows.set(row, speed=speed)
-
-
-def _tool_use(
-    parsed: ParsedTranscript,
-    block: dict[str, Any],
-    line_no: int,
-    run: str,
-    agent: str,
-    ts: str,
-    ts_ms: float,
-    model: str | None,
-) -> None:
-    use_id = block.get("id")
-    name = block.get("name")
-    if not isinstance(use_id, str) or not isinstance(name, str) or use_id in parsed.uses:
-        return
-    tool_input = block.get("input")
-    tool_input = tool_input if isinstance(tool_input, dict) else {}
-    attrs: dict[str, Any] = {}
-    git_commit = False
-    if name == "Bash":
-        command = tool_input.get("command")
-        git_commit = isinstance(command, str) and GIT_COMMIT_COMMAND.search(command) is not None
-        if git_commit:
-            attrs["git_commit"] = True
-    elif name in SUBAGENT_TOOLS:
-        kind = tool_input.get("subagent_type")
-        description = tool_input.get("description")
-        attrs["subagent_type"] = kind if isinstance(kind, str) else None
-        attrs["description"] = description[:200] if isinstance(description, str) else None
-        parsed.subagent_calls[use_id] = SubagentCall(
-            ts, attrs["subagent_type"], attrs["description"]
-        )
-    row = parsed.rows.add(
-        run=run,
-        agent=agent,
-        ts=ts,
-        event="tool_call",
-        id=use_id,
-        parent=MAIN_AGENT if agent != MAIN_AGENT else None,
-        role="main" if agent == MAIN_AGENT else None,
-        model=model,
-        tool=name,
-        attrs=orjson.dumps(attrs).decode() if attrs else None,
-        source_line=line_no,
-    )
-    parsed.uses[use_id] = ToolUse(use_id, run, agent, ts_ms, name, git_commit, row)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        size = 0
-        for block in content:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-                size += len(block["text"])
-                if size >= RESULT_TEXT_LIMIT:
-                    break
-        return "\n".join(parts)
-    return ""
+                add_tool_use(parsed, block, line_no, run, agent, ts, ts_ms, model)
 
 
 def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
@@ -434,16 +272,7 @@ def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
     run = _session(doc)
     ts, ts_ms = read_timestamp(doc)
     agent = _agent(doc)
-    for block in blocks:
-        use_id = block.get("tool_use_id")
-        if not isinstance(use_id, str):
-            continue
-        failed = block.get("is_error") is True
-        text = _text_of(block.get("content"))
-        commit = read_commit_header(text) if not failed and text.startswith("[") else None
-        parsed.results.append(
-            ToolResult(use_id, ts, ts_ms, not failed, line_no, commit, parsed.source)
-        )
+    add_tool_results(parsed, blocks, line_no, ts, ts_ms)
     outcome = doc.get("toolUseResult")
     if isinstance(outcome, dict) and isinstance(outcome.get("agentId"), str) and len(blocks) == 1:
         _subagent_end(parsed, doc, line_no, run, agent, ts, blocks[0], outcome)
@@ -473,7 +302,7 @@ def _subagent_end(
         run=run,
         agent=agent_name(agent_id),
         ts=ts,
-        event="stop",
+        event=EventKind.STOP,
         id=f"stop:{use_id}",
         parent=parent,
         ok=block.get("is_error") is not True,
@@ -511,7 +340,7 @@ def _compaction(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> 
         run=_session(doc),
         agent=_agent(doc),
         ts=ts,
-        event="summary",
+        event=EventKind.SUMMARY,
         id=f"compact:{doc.get('uuid') or line_no}",
         attrs=orjson.dumps(metadata).decode() if isinstance(metadata, dict) else None,
         source_line=line_no,

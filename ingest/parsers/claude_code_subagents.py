@@ -16,6 +16,7 @@ from ingest.parsers.event_rows import EventRows
 from warehouse.schema.events import EventKind
 
 MAIN_AGENT = "main"
+SUBAGENT_TOOLS = ("Task", "Agent")  # the tool that starts a subagent, renamed in 2.1
 
 
 def agent_name(agent_id: str) -> str:
@@ -42,6 +43,17 @@ class SubagentCall:
     ts: str
     subagent_type: str | None
     description: str | None
+
+
+def subagent_call(ts: str, tool_input: dict[str, Any]) -> SubagentCall:
+    """What a Task/Agent call's input says of the subagent it starts."""
+    kind = tool_input.get("subagent_type")
+    description = tool_input.get("description")
+    return SubagentCall(
+        ts,
+        kind if isinstance(kind, str) else None,
+        description[:200] if isinstance(description, str) else None,
+    )
 
 
 def count_of(usage: dict[str, Any], key: str) -> int | None:
