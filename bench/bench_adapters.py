@@ -108,20 +108,21 @@ def bench_git() -> None:
         summary = run_git(str(repo), "aero-bench")
         wall = time.monotonic() - started
         rate = runs.commit_rate("aero-bench", 3600)
-        peak = rate["peak"]
+        peak = rate.peak
+        assert peak is not None
         print(
             f"   git: {summary.accepted:,} commits ingested in {wall:.2f} s "
             f"(target < {GIT_TARGET_SECONDS:.0f} s): {'met' if wall < GIT_TARGET_SECONDS else 'NOT met'}"
         )
         print(
-            f"   git: busiest hour {peak['t'].astimezone(UTC):%Y-%m-%d %H:%M} UTC with "
-            f"{peak['commits']:,} commits; total {rate['total']:,} (dataset: 1,388 at "
+            f"   git: busiest hour {peak.t.astimezone(UTC):%Y-%m-%d %H:%M} UTC with "
+            f"{peak.commits:,} commits; total {rate.total:,} (dataset: 1,388 at "
             f"2026-01-13 23:00, 31,667)"
         )
         again = time.monotonic()
         rerun = run_git(str(repo), "aero-bench")
         print(f"   git: re-run {rerun.accepted} new in {time.monotonic() - again:.2f} s")
-        if (rate["total"], peak["commits"]) != (31667, 1388) or peak["t"] != datetime(
+        if (rate.total, peak.commits) != (31667, 1388) or peak.t != datetime(
             2026, 1, 13, 23, tzinfo=UTC
         ):
             raise SystemExit("git bench: the history does not match the dataset")

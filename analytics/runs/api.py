@@ -1,13 +1,15 @@
 """Runs endpoints of the JSON API (docs/api.md). Handlers parse parameters and
-call analytics.queries.runs; they never write SQL."""
+call analytics.runs' questions (queries, details); they never write SQL. The answers are
+those modules' dataclasses, shaped by the Out schemas here."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Router, Schema
+from pydantic import BeforeValidator
 
 from analytics.runs import details as run_details
 from analytics.runs import queries
@@ -16,10 +18,18 @@ from lib.durations import format_time, parse_bucket_seconds, parse_duration, par
 router = Router()
 
 
+def _rfc3339(value: Any) -> Any:
+    return format_time(value) if isinstance(value, datetime) else value
+
+
+# A time as every answer spells it (RFC 3339 UTC with `Z`), read from a row's datetime.
+Time = Annotated[str, BeforeValidator(_rfc3339)]
+
+
 class RunOut(Schema):
     run: str
-    first_ts: str
-    last_ts: str
+    first_ts: Time
+    last_ts: Time
     agents: int
     events: int
     commits: int
@@ -30,7 +40,7 @@ class RunOut(Schema):
 
 
 class CommitPoint(Schema):
-    t: str
+    t: Time
     commits: int
 
 
@@ -43,14 +53,14 @@ class CommitRateOut(Schema):
 
 
 class StallOut(Schema):
-    start: str
-    end: str
+    start: Time
+    end: Time
     minutes: float
     busy_events: int
 
 
 class CurrentStallOut(Schema):
-    since: str
+    since: Time
     minutes: float
 
 
@@ -62,7 +72,7 @@ class StallsOut(Schema):
 
 
 class ErrorPoint(Schema):
-    t: str
+    t: Time
     attempts: int
     errors: int
     rate: float
@@ -97,28 +107,17 @@ class AgentOut(Schema):
     cache_write_tokens: int
     output_tokens: int
     cost_usd: float | None
-    first_ts: str | None
-    last_ts: str | None
+    first_ts: Time | None
+    last_ts: Time | None
 
 
 def _window(start: str | None, end: str | None) -> queries.TimeRange:
     return queries.TimeRange(parse_time(start, name="start"), parse_time(end, name="end"))
 
 
-def _times(value: Any) -> Any:
-    """Datetimes -> RFC 3339 UTC strings, recursively, as every answer spells them."""
-    if isinstance(value, datetime):
-        return format_time(value)
-    if isinstance(value, dict):
-        return {k: _times(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_times(v) for v in value]
-    return value
-
-
 @router.get("", response=list[RunOut], summary="Runs with their totals")
-def list_runs(request: HttpRequest) -> Any:
-    return _times(queries.list_runs())
+def list_runs(request: HttpRequest) -> list[queries.RunTotals]:
+    return queries.list_runs()
 
 
 @router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")
@@ -128,8 +127,8 @@ def commit_rate(
     bucket: str = "1h",
     start: str | None = None,
     end: str | None = None,
-) -> Any:
-    return _times(queries.commit_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+) -> queries.CommitRate:
+    return queries.commit_rate(run, parse_bucket_seconds(bucket), _window(start, end))
 
 
 @router.get("/{path:run}/stalls", response=StallsOut, summary="Commit stalls")
@@ -139,9 +138,9 @@ def stalls(
     min_gap: str = "30m",
     start: str | None = None,
     end: str | None = None,
-) -> Any:
+) -> queries.Stalls:
     gap = parse_duration(min_gap, name="min_gap")
-    return _times(queries.stalls(run, gap, _window(start, end)))
+    return queries.stalls(run, gap, _window(start, end))
 
 
 @router.get("/{path:run}/error-rate", response=ErrorRateOut, summary="Error rate and drift")
@@ -151,8 +150,8 @@ def error_rate(
     bucket: str = "1h",
     start: str | None = None,
     end: str | None = None,
-) -> Any:
-    return _times(queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end)))
+) -> queries.ErrorRate:
+    return queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end))
 
 
 class EventKindOut(Schema):
@@ -163,13 +162,15 @@ class EventKindOut(Schema):
 @router.get("/{path:run}/event-kinds", response=list[EventKindOut], summary="Events per kind")
 def event_kinds(
     request: HttpRequest, run: str, start: str | None = None, end: str | None = None
-) -> Any:
+) -> list[queries.EventKindCount]:
     return queries.event_kinds(run, _window(start, end))
 
 
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
-def agents(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
-    return _times(queries.agents(run, _window(start, end)))
+def agents(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> list[queries.AgentFigures]:
+    return queries.agents(run, _window(start, end))
 
 
 # --- what the log adapters add: sources, tools, tokens by model, commits per agent --------
@@ -179,8 +180,8 @@ class SourceOut(Schema):
     source_kind: str
     sources: int
     events: int
-    first_ts: str
-    last_ts: str
+    first_ts: Time
+    last_ts: Time
 
 
 class ToolOut(Schema):
@@ -224,12 +225,12 @@ class AgentCommitsOut(Schema):
     files: int
     insertions: int
     deletions: int
-    first_ts: str
-    last_ts: str
+    first_ts: Time
+    last_ts: Time
 
 
 class WorkClaimsPoint(Schema):
-    t: str
+    t: Time
     work: int
     claims: int
 
@@ -254,9 +255,9 @@ def work_and_claims(
     bucket: str = "1h",
     start: str | None = None,
     end: str | None = None,
-) -> Any:
+) -> run_details.WorkAndClaims:
     seconds = parse_bucket_seconds(bucket)
-    return _times(run_details.work_and_claims(run, seconds, _window(start, end)))
+    return run_details.work_and_claims(run, seconds, _window(start, end))
 
 
 @router.get(
@@ -267,8 +268,8 @@ def work_and_claims(
 )
 def sources(
     request: HttpRequest, run: str, start: str | None = None, end: str | None = None
-) -> Any:
-    return _times(run_details.sources(run, _window(start, end)))
+) -> list[run_details.Source]:
+    return run_details.sources(run, _window(start, end))
 
 
 @router.get(
@@ -277,14 +278,18 @@ def sources(
     url_name="run_tools",
     summary="Tool calls and errors by tool",
 )
-def tools(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+def tools(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> run_details.Tools:
     return run_details.tools(run, _window(start, end))
 
 
 @router.get(
     "/{path:run}/models", response=list[ModelOut], url_name="run_models", summary="Tokens by model"
 )
-def models(request: HttpRequest, run: str, start: str | None = None, end: str | None = None) -> Any:
+def models(
+    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+) -> list[run_details.ModelUse]:
     return run_details.models(run, _window(start, end))
 
 
@@ -296,5 +301,5 @@ def models(request: HttpRequest, run: str, start: str | None = None, end: str | 
 )
 def commits_by_agent(
     request: HttpRequest, run: str, start: str | None = None, end: str | None = None
-) -> Any:
-    return _times(run_details.commits_by_agent(run, _window(start, end)))
+) -> list[run_details.AgentCommits]:
+    return run_details.commits_by_agent(run, _window(start, end))

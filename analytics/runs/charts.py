@@ -1,23 +1,25 @@
 """Plotly figures of the run page: commits per bucket with stalls shaded on the timeline,
-and the error rate per bucket with its drift line. The answers of analytics.queries.runs
-in (the same dicts the API serialises), figures out; never queries.
+and the error rate per bucket with its drift line. The answers of analytics.runs.queries
+in (the same rows the API serialises), figures out; never queries.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import plotly.graph_objects as go
 
 from analytics import charts
+from analytics.runs.drift import Drift, ErrorPoint, Trend
+from analytics.runs.queries import CommitPoint, CommitRate, ErrorRate, Stalls
 from lib.durations import format_duration
 
 STALL_FILL = "rgba(217, 119, 6, 0.16)"  # COLORS["warn"], translucent
 CURRENT_STALL_FILL = "rgba(220, 38, 38, 0.14)"  # COLORS["bad"], translucent
-TREND_COLORS = {"rising": charts.COLORS["bad"], "falling": charts.COLORS["good"]}
+TREND_COLORS = {Trend.RISING: charts.COLORS["bad"], Trend.FALLING: charts.COLORS["good"]}
 # Two-line date ticks and the axis title sit under the plot; the legend goes below them.
 LAYOUT = {
     "height": 330,
@@ -31,10 +33,10 @@ def _bucket_label(bucket_seconds: int) -> str:
     return "hour" if bucket_seconds == 3600 else format_duration(bucket_seconds)
 
 
-def _bars(points: Sequence[Mapping[str, Any]], bucket_seconds: int) -> dict[str, Any]:
+def _bars(points: Sequence[CommitPoint | ErrorPoint], bucket_seconds: int) -> dict[str, Any]:
     """Bars that span their bucket: drawn from the bucket's start, not centred on it."""
     return {
-        "x": [p["t"] for p in points],
+        "x": [p.t for p in points],
         "offset": 0,
         "width": bucket_seconds * 1000 * 0.92,
     }
@@ -61,17 +63,17 @@ def _stall_shape(
 
 
 def build_commit_rate_figure(
-    rate: Mapping[str, Any], stalls: Mapping[str, Any], last_event: datetime | None = None
+    rate: CommitRate, stalls: Stalls, last_event: datetime | None = None
 ) -> go.Figure:
     """Commits per bucket as bars, the running total on a second axis, every stall of at
     least min_gap shaded, and the current stall (to the run's last event) in red."""
-    points = rate["points"]
-    bucket_seconds = int(rate["bucket_seconds"])
+    points = rate.points
+    bucket_seconds = rate.bucket_seconds
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
             name=f"commits per {_bucket_label(bucket_seconds)}",
-            y=[p["commits"] for p in points],
+            y=[p.commits for p in points],
             marker_color=charts.COLORS["primary"],
             hovertemplate="%{y} commits<extra></extra>",
             **_bars(points, bucket_seconds),
@@ -79,12 +81,12 @@ def build_commit_rate_figure(
     )
     running, total = [], 0
     for p in points:
-        total += p["commits"]
+        total += p.commits
         running.append(total)
     fig.add_trace(
         go.Scatter(
             name="total",
-            x=[p["t"] + timedelta(seconds=bucket_seconds) for p in points],
+            x=[p.t + timedelta(seconds=bucket_seconds) for p in points],
             y=running,
             yaxis="y2",
             mode="lines",
@@ -92,17 +94,15 @@ def build_commit_rate_figure(
             hovertemplate="%{y} in total<extra></extra>",
         )
     )
-    gap = format_duration(int(stalls["min_gap_seconds"]))
+    gap = format_duration(stalls.min_gap_seconds)
     shapes = [
-        _stall_shape(s["start"], s["end"], STALL_FILL, f"stall (no commit for {gap}+)", i == 0)
-        for i, s in enumerate(stalls["stalls"])
+        _stall_shape(s.start, s.end, STALL_FILL, f"stall (no commit for {gap}+)", i == 0)
+        for i, s in enumerate(stalls.stalls)
     ]
-    current = stalls.get("current")
+    current = stalls.current
     if current is not None:
-        until = last_event or (current["since"] + timedelta(minutes=current["minutes"]))
-        shapes.append(
-            _stall_shape(current["since"], until, CURRENT_STALL_FILL, "stalled now", True)
-        )
+        until = last_event or (current.since + timedelta(minutes=current.minutes))
+        shapes.append(_stall_shape(current.since, until, CURRENT_STALL_FILL, "stalled now", True))
     fig.update_layout(
         charts.base_layout(
             shapes=shapes,
@@ -125,53 +125,52 @@ def build_commit_rate_figure(
 
 
 def drift_line(
-    points: Sequence[Mapping[str, Any]], drift: Mapping[str, Any], at: Sequence[datetime]
+    points: Sequence[ErrorPoint], drift: Drift, at: Sequence[datetime]
 ) -> list[float] | None:
     """The Theil-Sen line through the measured buckets (fitted at bucket starts, intercept
     as scipy's theilslopes takes it: median(rate) - slope * median(hour)), evaluated at
     the times `at`."""
-    slope = drift.get("slope_per_hour")
-    measured = [p for p in points if p["attempts"] > 0]
+    slope = drift.slope_per_hour
+    measured = [p for p in points if p.attempts > 0]
     if slope is None or len(measured) < 3:
         return None
-    hours = [p["t"].timestamp() / 3600 for p in measured]
-    intercept = statistics.median(p["rate"] for p in measured) - slope * statistics.median(hours)
+    hours = [p.t.timestamp() / 3600 for p in measured]
+    intercept = statistics.median(p.rate for p in measured) - slope * statistics.median(hours)
     return [intercept + slope * t.timestamp() / 3600 for t in at]
 
 
-def drift_text(drift: Mapping[str, Any]) -> str:
+def drift_text(drift: Drift) -> str:
     """`rising: +0.84 pp/h, p = 0.0003` (pp: percentage points of the error rate)."""
-    trend = str(drift["trend"])
-    if drift.get("slope_per_hour") is None:
+    trend = str(drift.trend)
+    if drift.slope_per_hour is None:
         return f"{trend}: too few buckets with attempts"
-    slope_pp = 100 * drift["slope_per_hour"]
-    text = f"{trend}: {slope_pp:+.2f} pp/h"
-    if drift.get("p_value") is not None:
-        text += f", p = {drift['p_value']:.2g}"
-    if drift.get("buckets", 0) < drift.get("min_buckets", 0):
-        text += f" ({drift['buckets']} of {drift['min_buckets']} buckets needed)"
+    text = f"{trend}: {100 * drift.slope_per_hour:+.2f} pp/h"
+    if drift.p_value is not None:
+        text += f", p = {drift.p_value:.2g}"
+    if drift.buckets < drift.min_buckets:
+        text += f" ({drift.buckets} of {drift.min_buckets} buckets needed)"
     return text
 
 
-def rate_axis_top(points: Sequence[Mapping[str, Any]]) -> float:
+def rate_axis_top(points: Sequence[ErrorPoint]) -> float:
     """The error-rate axis ends a little above the highest rate, and at 5 % at least, so
     a run without errors is not drawn on a 0-100 % axis."""
-    highest = max((p["rate"] for p in points if p["attempts"]), default=0.0)
+    highest = max((p.rate for p in points if p.attempts), default=0.0)
     return max(0.05, min(1.0, highest * 1.15))
 
 
-def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
+def build_error_rate_figure(errors: ErrorRate) -> go.Figure:
     """Error rate per bucket (errors / attempts), attempts as faint bars behind it, and the
     drift line coloured by its verdict."""
-    points = errors["points"]
-    bucket_seconds = int(errors["bucket_seconds"])
-    drift = errors["drift"]
-    x = [p["t"] + timedelta(seconds=bucket_seconds / 2) for p in points]
+    points = errors.points
+    bucket_seconds = errors.bucket_seconds
+    drift = errors.drift
+    x = [p.t + timedelta(seconds=bucket_seconds / 2) for p in points]
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
             name="attempts",
-            y=[p["attempts"] for p in points],
+            y=[p.attempts for p in points],
             yaxis="y2",
             marker_color="rgba(156, 163, 175, 0.28)",
             hovertemplate="%{y} attempts<extra></extra>",
@@ -182,8 +181,8 @@ def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
         go.Scatter(
             name="error rate",
             x=x,
-            y=[p["rate"] if p["attempts"] else None for p in points],
-            customdata=[p["errors"] for p in points],
+            y=[p.rate if p.attempts else None for p in points],
+            customdata=[p.errors for p in points],
             mode="lines+markers",
             line={"color": charts.COLORS["bad"], "width": 2},
             marker={"size": 5},
@@ -199,7 +198,7 @@ def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
                 y=line,
                 mode="lines",
                 line={
-                    "color": TREND_COLORS.get(drift["trend"], charts.COLORS["muted"]),
+                    "color": TREND_COLORS.get(drift.trend, charts.COLORS["muted"]),
                     "width": 2,
                     "dash": "dash",
                 },
@@ -231,7 +230,7 @@ def build_error_rate_figure(errors: Mapping[str, Any]) -> go.Figure:
                     "yanchor": "bottom",
                     "showarrow": False,
                     "text": f"drift {drift_text(drift)}",
-                    "font": {"color": TREND_COLORS.get(drift["trend"], "#374151")},
+                    "font": {"color": TREND_COLORS.get(drift.trend, "#374151")},
                     "bgcolor": "rgba(255,255,255,0.8)",
                 }
             ],

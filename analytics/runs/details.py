@@ -3,13 +3,15 @@ the tools its agents used and how often they failed, tokens by model with cache 
 and writes apart, and commits per agent with task claims apart from work.
 
 One function per question; SQL as module constants with bound parameters. Each takes an
-optional [start, end) range (analytics.queries.runs.TimeRange); commits are counted
-once per sha, at the time first logged, as everywhere else.
+optional [start, end) range (lib.window.TimeRange) and answers with the dataclasses
+below (datetimes aware UTC); commits are counted once per sha, at the time first logged,
+as everywhere else.
 """
 
 from __future__ import annotations
 
-from datetime import UTC
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import warehouse
@@ -106,64 +108,149 @@ def _params(run: str, window: TimeRange | None) -> dict[str, Any]:
     return {"run": run, **(window or TimeRange()).params()}
 
 
-def _utc(rows: list[dict[str, Any]], *names: str) -> list[dict[str, Any]]:
-    for row in rows:
-        for name in names:
-            if row[name] is not None:
-                row[name] = row[name].astimezone(UTC)
-    return rows
-
-
-def sources(run: str, window: TimeRange | None = None) -> list[dict[str, Any]]:
-    """Which sources the run's events came from: agent-events, claude-code, codex, git."""
-    ensure_run(run)
-    return _utc(warehouse.fetch_all(SOURCES_SQL, _params(run, window)), "first_ts", "last_ts")
-
-
-def tools(run: str, window: TimeRange | None = None) -> dict[str, Any]:
-    """Tool calls by tool, with each tool's error rate (errors over answered calls) and
-    the run's overall tool error rate."""
-    ensure_run(run)
-    rows = warehouse.fetch_all(TOOLS_SQL, _params(run, window))
-    for row in rows:
-        answered = int(row["answered"])
-        row["error_rate"] = int(row["errors"]) / answered if answered else None
-        mean = row["mean_duration_ms"]
-        row["mean_duration_ms"] = float(mean) if mean is not None else None
-    answered = sum(int(r["answered"]) for r in rows)
-    errors = sum(int(r["errors"]) for r in rows)
+def _utc(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its first_ts and last_ts in UTC."""
     return {
-        "run": run,
-        "calls": sum(int(r["calls"]) for r in rows),
-        "answered": answered,
-        "errors": errors,
-        "error_rate": errors / answered if answered else None,
-        "tools": rows,
+        **row,
+        "first_ts": row["first_ts"].astimezone(UTC),
+        "last_ts": row["last_ts"].astimezone(UTC),
     }
 
 
-def models(run: str, window: TimeRange | None = None) -> list[dict[str, Any]]:
+def _rate(errors: int, answered: int) -> float | None:
+    return errors / answered if answered else None
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Source:
+    source_kind: str
+    sources: int  # distinct sources (log files, repositories)
+    events: int
+    first_ts: datetime
+    last_ts: datetime
+
+
+def sources(run: str, window: TimeRange | None = None) -> list[Source]:
+    """Which sources the run's events came from: agent-events, claude-code, codex, git."""
+    ensure_run(run)
+    return [Source(**_utc(row)) for row in warehouse.fetch_all(SOURCES_SQL, _params(run, window))]
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    tool: str | None
+    calls: int
+    answered: int  # calls whose result was seen
+    errors: int
+    error_rate: float | None  # errors / answered
+    mean_duration_ms: float | None
+    agents: int
+
+
+@dataclass(frozen=True)
+class Tools:
+    run: str
+    calls: int
+    answered: int
+    errors: int
+    error_rate: float | None  # errors / answered, over every tool
+    tools: list[ToolUse]
+
+
+def tools(run: str, window: TimeRange | None = None) -> Tools:
+    """Tool calls by tool, with each tool's error rate (errors over answered calls) and
+    the run's overall tool error rate."""
+    ensure_run(run)
+    rows = [
+        ToolUse(
+            tool=row["tool"],
+            calls=int(row["calls"]),
+            answered=int(row["answered"]),
+            errors=int(row["errors"]),
+            error_rate=_rate(int(row["errors"]), int(row["answered"])),
+            mean_duration_ms=_float(row["mean_duration_ms"]),
+            agents=int(row["agents"]),
+        )
+        for row in warehouse.fetch_all(TOOLS_SQL, _params(run, window))
+    ]
+    answered = sum(r.answered for r in rows)
+    errors = sum(r.errors for r in rows)
+    calls = sum(r.calls for r in rows)
+    return Tools(run, calls, answered, errors, _rate(errors, answered), rows)
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """Calls and tokens of one model: the 5-minute and 1-hour cache writes and the
+    reasoning part of the output only where the source tells them (else None)."""
+
+    model: str  # `(unknown)` when the source names none
+    calls: int
+    input_tokens: int  # uncached
+    cached_input_tokens: int  # cache reads
+    cache_write_tokens: int
+    cache_write_5m_tokens: int | None
+    cache_write_1h_tokens: int | None
+    output_tokens: int
+    reasoning_output_tokens: int | None
+    cost_usd: float | None
+    total_tokens: int  # input, cache reads and writes, output
+
+
+def models(run: str, window: TimeRange | None = None) -> list[ModelUse]:
     """Model calls and tokens by model: uncached input, cache reads, cache writes (with
     the 5-minute and 1-hour parts where the source tells them), output and its
     reasoning part (where the source tells it)."""
     ensure_run(run)
-    rows = warehouse.fetch_all(MODELS_SQL, _params(run, window))
-    for row in rows:
-        row["cost_usd"] = float(row["cost_usd"]) if row["cost_usd"] is not None else None
-    return rows
+    return [
+        ModelUse(**{**row, "cost_usd": _float(row["cost_usd"])})
+        for row in warehouse.fetch_all(MODELS_SQL, _params(run, window))
+    ]
 
 
-def commits_by_agent(run: str, window: TimeRange | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class AgentCommits:
+    agent: str  # git: the author
+    commits: int
+    claims: int  # task claims: commits that only add or remove files under the claims folder
+    work: int  # every other commit
+    files: int
+    insertions: int
+    deletions: int
+    first_ts: datetime
+    last_ts: datetime
+
+
+def commits_by_agent(run: str, window: TimeRange | None = None) -> list[AgentCommits]:
     """Commits per agent (git: per author), task claims apart from work."""
     ensure_run(run)
-    return _utc(
-        warehouse.fetch_all(COMMITS_BY_AGENT_SQL, _params(run, window)), "first_ts", "last_ts"
-    )
+    rows = warehouse.fetch_all(COMMITS_BY_AGENT_SQL, _params(run, window))
+    return [AgentCommits(**_utc(row)) for row in rows]
+
+
+@dataclass(frozen=True)
+class WorkClaimsPoint:
+    t: datetime  # the bucket's start
+    work: int
+    claims: int
+
+
+@dataclass(frozen=True)
+class WorkAndClaims:
+    run: str
+    bucket_seconds: int
+    points: list[WorkClaimsPoint]
+    work: int
+    claims: int
 
 
 def work_and_claims(
     run: str, bucket_seconds: int, window: TimeRange | None = None
-) -> dict[str, Any]:
+) -> WorkAndClaims:
     """Commits per bucket split into work and task claims (git runs mark claims: commits
     that only add or remove files under the claims folder). The buckets and totals are
     commit_rate's, so work + claims is always the commit rate."""
@@ -176,14 +263,8 @@ def work_and_claims(
         )
     }
     points = []
-    for point in rate["points"]:
-        claimed = claims.get(int(point["t"].timestamp()), 0)
-        points.append({"t": point["t"], "work": point["commits"] - claimed, "claims": claimed})
-    total_claims = sum(p["claims"] for p in points)
-    return {
-        "run": run,
-        "bucket_seconds": bucket_seconds,
-        "points": points,
-        "work": rate["total"] - total_claims,
-        "claims": total_claims,
-    }
+    for point in rate.points:
+        claimed = claims.get(int(point.t.timestamp()), 0)
+        points.append(WorkClaimsPoint(point.t, point.commits - claimed, claimed))
+    total_claims = sum(p.claims for p in points)
+    return WorkAndClaims(run, bucket_seconds, points, rate.total - total_claims, total_claims)

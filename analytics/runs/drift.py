@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
 # Drift is decided by the p-value alone, at a strict level: a flat run scanned often must
 # rarely be called drifting. Up to this many buckets the p-value is exact (the
@@ -19,34 +22,55 @@ DRIFT_ALPHA = 0.01
 DRIFT_EXACT_MAX_BUCKETS = 10
 
 
-def drift(points: list[dict[str, Any]]) -> dict[str, Any]:
+class Trend(StrEnum):
+    FLAT = "flat"
+    RISING = "rising"
+    FALLING = "falling"
+
+
+@dataclass(frozen=True)
+class ErrorPoint:
+    """One bucket of an error rate: its start, attempts, errors and errors / attempts
+    (0.0 for a bucket without attempts)."""
+
+    t: datetime
+    attempts: int
+    errors: int
+    rate: float
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The verdict over the `buckets` that had attempts: no slope nor p-value under 3."""
+
+    trend: Trend
+    slope_per_hour: float | None
+    p_value: float | None
+    buckets: int
+    min_buckets: int
+    alpha: float
+
+
+def drift(points: Sequence[ErrorPoint]) -> Drift:
     """Mann-Kendall trend test of rate against time and the Theil-Sen slope, over buckets
     that had attempts (an empty bucket has no rate). `min_buckets` is the fewest buckets
     with which any trend can reach p < alpha (6 at 0.01: 5 buckets never can)."""
-    measured = [p for p in points if p["attempts"] > 0]
-    result: dict[str, Any] = {
-        "trend": "flat",
-        "slope_per_hour": None,
-        "p_value": None,
-        "buckets": len(measured),
-        "min_buckets": _fewest_buckets_for(DRIFT_ALPHA),
-        "alpha": DRIFT_ALPHA,
-    }
+    measured = [p for p in points if p.attempts > 0]
+    buckets, min_buckets = len(measured), _fewest_buckets_for(DRIFT_ALPHA)
     if len(measured) < 3:
-        return result
-    hours = [p["t"].timestamp() / 3600 for p in measured]
-    rates = [p["rate"] for p in measured]
+        return Drift(Trend.FLAT, None, None, buckets, min_buckets, DRIFT_ALPHA)
+    hours = [p.t.timestamp() / 3600 for p in measured]
+    rates = [p.rate for p in measured]
     if len(set(rates)) == 1:
-        result.update(slope_per_hour=0.0, p_value=1.0)
-        return result
+        return Drift(Trend.FLAT, 0.0, 1.0, buckets, min_buckets, DRIFT_ALPHA)
     from scipy import stats  # here, not at the top: importing it costs every command ~1 s
 
     s, p_value = mann_kendall(rates)
-    result["slope_per_hour"] = float(stats.theilslopes(rates, hours).slope)
-    result["p_value"] = p_value
+    slope = float(stats.theilslopes(rates, hours).slope)
+    trend = Trend.FLAT
     if p_value < DRIFT_ALPHA:
-        result["trend"] = "rising" if s > 0 else "falling"
-    return result
+        trend = Trend.RISING if s > 0 else Trend.FALLING
+    return Drift(trend, slope, p_value, buckets, min_buckets, DRIFT_ALPHA)
 
 
 def mann_kendall(values: list[float]) -> tuple[int, float]:

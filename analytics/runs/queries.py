@@ -1,8 +1,8 @@
 """Questions about agent runs, answered per docs/agent-events.md.
 
 One function per question; SQL lives here as module constants with bound parameters.
-Every function takes an optional [start, end) range (aware UTC datetimes) and returns
-plain Python values with aware UTC datetimes; the drift test of the error rate is
+Every function takes an optional [start, end) range (aware UTC datetimes) and answers
+with the dataclasses below (datetimes aware UTC); the drift test of the error rate is
 analytics.runs.drift's. Commits are deduplicated by sha per run (counted once, at the
 time first logged) everywhere: as commits and as attempts.
 """
@@ -10,11 +10,11 @@ time first logged) everywhere: as commits and as attempts.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import warehouse
-from analytics.runs.drift import drift
+from analytics.runs.drift import Drift, ErrorPoint, drift
 from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange
 from warehouse.schema.events import (
@@ -214,12 +214,27 @@ def ensure_run(run: str) -> None:
         raise NotFoundError(f"unknown run {run!r}")
 
 
-def list_runs() -> list[dict[str, Any]]:
-    rows = warehouse.fetch_all(RUNS_SQL)
-    for row in rows:
-        row["first_ts"] = _utc(row["first_ts"])
-        row["last_ts"] = _utc(row["last_ts"])
-    return rows
+@dataclass(frozen=True)
+class RunTotals:
+    """A run with its stored totals (commits counted once per sha, failed ones as errors)."""
+
+    run: str
+    first_ts: datetime
+    last_ts: datetime
+    agents: int
+    events: int
+    commits: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    source_kind: str
+
+
+def list_runs() -> list[RunTotals]:
+    return [
+        RunTotals(**{**row, "first_ts": _utc(row["first_ts"]), "last_ts": _utc(row["last_ts"])})
+        for row in warehouse.fetch_all(RUNS_SQL)
+    ]
 
 
 def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
@@ -242,7 +257,26 @@ def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int
     return first_bucket, last_bucket
 
 
-def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+def _bucket_starts(span: tuple[int, int] | None, bucket_seconds: int) -> range:
+    return range(span[0], span[1] + 1, bucket_seconds) if span else range(0)
+
+
+@dataclass(frozen=True)
+class CommitPoint:
+    t: datetime  # the bucket's start
+    commits: int
+
+
+@dataclass(frozen=True)
+class CommitRate:
+    run: str
+    bucket_seconds: int
+    points: list[CommitPoint]  # every bucket of the range, empty ones as 0
+    total: int
+    peak: CommitPoint | None  # the busiest bucket; the earliest one when several tie
+
+
+def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> CommitRate:
     ensure_run(run)
     span = _bucket_range(run, window, bucket_seconds)
     counts = {
@@ -251,22 +285,23 @@ def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) 
             COMMIT_RATE_SQL, {"run": run, "bucket": bucket_seconds, **window.params()}
         )
     }
-    points: list[dict[str, Any]] = []
-    if span is not None:
-        for epoch in range(span[0], span[1] + 1, bucket_seconds):
-            points.append({"t": _from_epoch(epoch), "commits": counts.get(epoch, 0)})
-    # The busiest bucket; the earliest one when several tie.
-    peak = max(points, key=lambda p: (p["commits"], -p["t"].timestamp()), default=None)
-    return {
-        "run": run,
-        "bucket_seconds": bucket_seconds,
-        "points": points,
-        "total": sum(p["commits"] for p in points),
-        "peak": peak,
-    }
+    points = [
+        CommitPoint(_from_epoch(epoch), counts.get(epoch, 0))
+        for epoch in _bucket_starts(span, bucket_seconds)
+    ]
+    peak = max(points, key=lambda p: (p.commits, -p.t.timestamp()), default=None)
+    return CommitRate(run, bucket_seconds, points, sum(p.commits for p in points), peak)
 
 
-def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ErrorRate:
+    run: str
+    bucket_seconds: int
+    points: list[ErrorPoint]  # every bucket of the range, empty ones as 0 of 0
+    drift: Drift
+
+
+def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> ErrorRate:
     ensure_run(run)
     span = _bucket_range(run, window, bucket_seconds)
     rows = {
@@ -276,21 +311,36 @@ def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -
         )
     }
     points = []
-    if span is not None:
-        for epoch in range(span[0], span[1] + 1, bucket_seconds):
-            attempts, errors = rows.get(epoch, (0, 0))
-            points.append(
-                {
-                    "t": _from_epoch(epoch),
-                    "attempts": attempts,
-                    "errors": errors,
-                    "rate": errors / attempts if attempts else 0.0,
-                }
-            )
-    return {"run": run, "bucket_seconds": bucket_seconds, "points": points, "drift": drift(points)}
+    for epoch in _bucket_starts(span, bucket_seconds):
+        attempts, errors = rows.get(epoch, (0, 0))
+        rate = errors / attempts if attempts else 0.0
+        points.append(ErrorPoint(_from_epoch(epoch), attempts, errors, rate))
+    return ErrorRate(run, bucket_seconds, points, drift(points))
 
 
-def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Stall:
+    start: datetime  # the commit before the gap
+    end: datetime  # the commit after it
+    minutes: float
+    busy_events: int  # events logged inside the gap
+
+
+@dataclass(frozen=True)
+class CurrentStall:
+    since: datetime  # the last commit (or the first event, before any)
+    minutes: float  # to the run's last event
+
+
+@dataclass(frozen=True)
+class Stalls:
+    run: str
+    min_gap_seconds: int
+    stalls: list[Stall]
+    current: CurrentStall | None
+
+
+def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> Stalls:
     """Gaps of at least `min_gap` between consecutive commits while the run kept logging
     other events, and the current stall: the time from the last commit to the run's last
     event, when that is at least `min_gap` (a run measured by its own log, not the clock)."""
@@ -298,12 +348,12 @@ def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dic
     params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
     rows = warehouse.fetch_all(STALLS_SQL, params)
     found = [
-        {
-            "start": _utc(r["gap_start"]),
-            "end": _utc(r["gap_end"]),
-            "minutes": (r["gap_end"] - r["gap_start"]).total_seconds() / 60,
-            "busy_events": int(r["busy_events"]),
-        }
+        Stall(
+            r["gap_start"].astimezone(UTC),
+            r["gap_end"].astimezone(UTC),
+            (r["gap_end"] - r["gap_start"]).total_seconds() / 60,
+            int(r["busy_events"]),
+        )
         for r in rows
         if r["gap_start"] is not None and r["busy_events"] > 0
     ]
@@ -313,34 +363,63 @@ def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> dic
         since = row["last_commit"] or row["first_event"]
         idle = row["last_event"] - since
         if idle >= min_gap and row["last_event"] > since:
-            current = {"since": _utc(since), "minutes": idle.total_seconds() / 60}
-    return {
-        "run": run,
-        "min_gap_seconds": int(min_gap.total_seconds()),
-        "stalls": found,
-        "current": current,
-    }
+            current = CurrentStall(since.astimezone(UTC), idle.total_seconds() / 60)
+    return Stalls(run, int(min_gap.total_seconds()), found, current)
 
 
-def agents(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class AgentFigures:
+    """One agent of a run: its place in the tree (a spawn event's parent and role, else
+    the first event's that names them) and its figures; a parent that never logged has
+    no figures (zeros, no times)."""
+
+    agent: str
+    parent: str | None
+    role: str | None
+    events: int
+    commits: int
+    errors: int
+    attempts: int
+    input_tokens: int
+    cached_input_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    first_ts: datetime | None
+    last_ts: datetime | None
+
+
+def agents(run: str, window: TimeRange = TimeRange()) -> list[AgentFigures]:
     ensure_run(run)
     rows = warehouse.fetch_all(AGENTS_SQL, {"run": run, **window.params()})
-    for row in rows:
-        row["first_ts"] = _utc(row["first_ts"])
-        row["last_ts"] = _utc(row["last_ts"])
-        row["cost_usd"] = float(row["cost_usd"]) if row["cost_usd"] is not None else None
-    return rows
+    return [
+        AgentFigures(
+            **{
+                **row,
+                "first_ts": _utc(row["first_ts"]),
+                "last_ts": _utc(row["last_ts"]),
+                "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
+            }
+        )
+        for row in rows
+    ]
 
 
-def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class EventKindCount:
+    kind: str  # an EventKind's value, or `other`
+    events: int
+
+
+def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[EventKindCount]:
     """Events per kind (commits deduplicated by sha); unknown kinds fold into `other`."""
     ensure_run(run)
     params = {"run": run, "known": [kind.value for kind in EventKind], **window.params()}
-    return warehouse.fetch_all(EVENT_KINDS_SQL, params)
+    return [EventKindCount(**row) for row in warehouse.fetch_all(EVENT_KINDS_SQL, params)]
 
 
-def run_summary(run: str) -> dict[str, Any]:
+def run_summary(run: str) -> RunTotals:
     for row in list_runs():
-        if row["run"] == run:
+        if row.run == run:
             return row
     raise NotFoundError(f"unknown run {run!r}")

@@ -10,9 +10,9 @@ that reaches `min_gap`. A run is finished when an agent with no parent (the root
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 import warehouse
 from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
@@ -66,6 +66,18 @@ class RunState(StrEnum):
     IDLE = "idle"
 
 
+@dataclass(frozen=True)
+class RunStatus:
+    state: RunState
+    first_ts: datetime
+    last_ts: datetime
+    attempts: int  # behind the error rate: a re-logged commit sha is one attempt
+    last_commit: datetime | None
+    stopped_at: datetime | None  # the root's last `stop`
+    stalled_since: datetime | None  # only while stalled
+    stalled_minutes: float | None
+
+
 def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
 
@@ -75,9 +87,8 @@ def run_statuses(
     *,
     run: str | None = None,
     now: datetime | None = None,
-) -> dict[str, dict[str, Any]]:
-    """run -> {state, first_ts, last_ts, attempts, last_commit, stopped_at, stalled_since,
-    stalled_minutes}; only `run` when given."""
+) -> dict[str, RunStatus]:
+    """Every run's status by name; only `run`'s when given."""
     now = now or datetime.now(UTC)
     statuses = {}
     for row in warehouse.fetch_all(RUN_STATUS_SQL, {"run": run}):
@@ -95,14 +106,14 @@ def run_statuses(
             state = RunState.ACTIVE
         else:
             state = RunState.IDLE
-        statuses[row["run"]] = {
-            "state": state,
-            "first_ts": first_ts,
-            "last_ts": last_ts,
-            "attempts": int(row["attempts"]),
-            "last_commit": last_commit,
-            "stopped_at": stopped_at,
-            "stalled_since": since if stalled else None,
-            "stalled_minutes": idle.total_seconds() / 60 if stalled else None,
-        }
+        statuses[row["run"]] = RunStatus(
+            state=state,
+            first_ts=first_ts,
+            last_ts=last_ts,
+            attempts=int(row["attempts"]),
+            last_commit=last_commit,
+            stopped_at=stopped_at,
+            stalled_since=since if stalled else None,
+            stalled_minutes=idle.total_seconds() / 60 if stalled else None,
+        )
     return statuses

@@ -1,5 +1,5 @@
 """The agent tree of a run (root planner -> planners/subplanners -> workers), built from
-the per-agent rows of analytics.queries.runs.agents() by their parent links, with each
+the per-agent rows of analytics.runs.queries.agents() by their parent links, with each
 node's figures summed over its subtree.
 
 Pure: rows in, nodes out; never queries. A parent link that would close a cycle is
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from analytics.runs.queries import AgentFigures
 
 ROLE_ORDER = {"root_planner": 0, "planner": 1, "judge": 2, "integrator": 3, "worker": 4}
 
@@ -48,23 +49,21 @@ class AgentNode:
         return self.subtree.agents - 1
 
 
-def _own(row: Mapping[str, Any]) -> Totals:
+def _own(row: AgentFigures) -> Totals:
     return Totals(
         agents=1,
-        events=int(row["events"]),
-        commits=int(row["commits"]),
-        errors=int(row["errors"]),
-        attempts=int(row.get("attempts") or 0),
-        tokens=int(row.get("input_tokens") or 0) + int(row.get("output_tokens") or 0),
+        events=row.events,
+        commits=row.commits,
+        errors=row.errors,
+        attempts=row.attempts,
+        tokens=row.input_tokens + row.output_tokens,
     )
 
 
-def build_agent_tree(rows: Iterable[Mapping[str, Any]]) -> list[AgentNode]:
+def build_agent_tree(rows: Iterable[AgentFigures]) -> list[AgentNode]:
     """Root nodes, each with its subtree; children sorted planners first, then by the
     commits their subtree landed, then by name."""
-    nodes = {
-        row["agent"]: AgentNode(row["agent"], row["parent"], row["role"], _own(row)) for row in rows
-    }
+    nodes = {row.agent: AgentNode(row.agent, row.parent, row.role, _own(row)) for row in rows}
     roots = []
     for node in nodes.values():
         parent = nodes.get(node.parent) if node.parent is not None else None

@@ -7,7 +7,6 @@ analytics/serving/ (queries, instances), the figure from analytics/serving/chart
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -28,26 +27,26 @@ def _problem(exc: Exception) -> HttpResponse:
     return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
 
 
-def _pick_run(request: HttpRequest, all_runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _pick_run(request: HttpRequest, all_runs: list[runs.RunTotals]) -> runs.RunTotals | None:
     """The run asked for, or the one active most recently."""
     wanted = request.GET.get("run")
     if wanted:
         for r in all_runs:
-            if r["run"] == wanted:
+            if r.run == wanted:
                 return r
         raise NotFoundError(f"unknown run {wanted!r}")
-    return max(all_runs, key=lambda r: r["last_ts"], default=None)
+    return max(all_runs, key=lambda r: r.last_ts, default=None)
 
 
-def _resolve(page: PageWindow, run: dict[str, Any] | None) -> serving.Window:
+def _resolve(page: PageWindow, run: runs.RunTotals | None) -> serving.Window:
     """Explicit range or `last=`; otherwise the run's own range (or the serving data's)."""
     start, end = page.start, page.end
     if (start is None or end is None) and run is not None:
-        start, end = run["first_ts"], run["last_ts"] + timedelta(seconds=1)
+        start, end = run.first_ts, run.last_ts + timedelta(seconds=1)
     return serving.make_window(None, start, end, page.bucket_s)
 
 
-def _read(request: HttpRequest) -> tuple[PageWindow, dict[str, Any] | None, serving.Window]:
+def _read(request: HttpRequest) -> tuple[PageWindow, runs.RunTotals | None, serving.Window]:
     run = _pick_run(request, runs.list_runs())
     page = read_window(request, default_last="")
     return page, run, _resolve(page, run)
@@ -62,14 +61,14 @@ def overview_page(request: HttpRequest) -> HttpResponse:
         return _problem(exc)
     instances = list_instances()
     # Without an explicit range the chart view resolves the same default (the run's range).
-    query = page.query(run=run["run"] if run else None)
-    keep = {"run": run["run"]} if run else {}
+    query = page.query(run=run.run if run else None)
+    keep = {"run": run.run} if run else {}
     return render(
         request,
         "serving/fleet_overview.html",
         {
             "nav": "overview",
-            "runs": sorted(all_runs, key=lambda r: r["last_ts"], reverse=True),
+            "runs": sorted(all_runs, key=lambda r: r.last_ts, reverse=True),
             "run": run,
             "instances": instances,
             "window": window,
@@ -89,19 +88,15 @@ def overview_chart(request: HttpRequest) -> HttpResponse:
     errors: list[tuple[datetime, float | None]] = []
     if run is not None:
         span = runs.TimeRange(w.start, w.end)
-        commits = [
-            (p["t"], p["commits"]) for p in runs.commit_rate(run["run"], w.bucket_s, span)["points"]
-        ]
+        commits = [(p.t, p.commits) for p in runs.commit_rate(run.run, w.bucket_s, span).points]
         errors = [
-            (p["t"], p["rate"] if p["attempts"] else None)
-            for p in runs.error_rate(run["run"], w.bucket_s, span)["points"]
+            (p.t, p.rate if p.attempts else None)
+            for p in runs.error_rate(run.run, w.bucket_s, span).points
         ]
     kv: dict[str, list[tuple[datetime, float | None]]] = {}
     preemptions: dict[str, list[tuple[datetime, float | None]]] = {}
     for name, data in sorted(serving.fleet_series(w).items()):
         kv[name] = [(p.t, p.usage) for p in data.kv_usage]
         preemptions[name] = [(p.t, p.preemptions) for p in data.preemptions]
-    fig = serving_charts.overview_figure(
-        commits, errors, kv, preemptions, run["run"] if run else None
-    )
+    fig = serving_charts.overview_figure(commits, errors, kv, preemptions, run.run if run else None)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

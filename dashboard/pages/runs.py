@@ -1,14 +1,15 @@
 """The runs pages: the runs list, a run's page, its chart JSON and its refreshable fragments.
 
-Views only: answers come from analytics.queries (the same functions the API calls, so
-pages and API agree), figures from analytics.run_charts, the tree from
-analytics.agent_tree. No SQL here. Every view needs a login.
+Views only: answers come from analytics/runs/ (queries, details, status: the same
+functions the API calls, so pages and API agree), figures from analytics/runs/charts.py,
+the tree from analytics/runs/tree.py. No SQL here. Every view needs a login.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,7 +22,7 @@ from analytics import charts
 from analytics.runs import charts as run_charts
 from analytics.runs import details as run_details
 from analytics.runs import queries
-from analytics.runs.status import run_statuses
+from analytics.runs.status import RunStatus, run_statuses
 from analytics.runs.tree import build_agent_tree, open_depth
 from dashboard.pages.run_window import (
     BUCKETS,
@@ -56,25 +57,42 @@ def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
 # --- runs list ---------------------------------------------------------------------------
 
 
-def _runs_rows() -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RunListRow:
+    """A line of the runs list: the run's stored totals, and where it stands (idle, with
+    no attempts, for a run whose status is not known yet)."""
+
+    totals: queries.RunTotals
+    status: RunStatus | None
+
+    @property
+    def attempts(self) -> int:
+        return self.status.attempts if self.status else 0
+
+    @property
+    def error_rate(self) -> float | None:
+        return _rate(self.totals.errors, self.attempts)
+
+    @property
+    def tokens(self) -> int:
+        return self.totals.input_tokens + self.totals.output_tokens
+
+    @property
+    def state(self) -> str:
+        return str(self.status.state) if self.status else "idle"
+
+    @property
+    def badge(self) -> str:
+        return BADGES[self.state]
+
+    @property
+    def stalled_minutes(self) -> float | None:
+        return self.status.stalled_minutes if self.status else None
+
+
+def _runs_rows() -> list[RunListRow]:
     statuses = run_statuses()
-    rows = []
-    for run in queries.list_runs():
-        status = statuses.get(run["run"], {})
-        attempts = int(status.get("attempts", 0))
-        state = str(status.get("state", "idle"))
-        rows.append(
-            {
-                **run,
-                "attempts": attempts,
-                "error_rate": _rate(run["errors"], attempts),
-                "tokens": run["input_tokens"] + run["output_tokens"],
-                "state": state,
-                "badge": BADGES[state],
-                "stalled_minutes": status.get("stalled_minutes"),
-            }
-        )
-    return rows
+    return [RunListRow(run, statuses.get(run.run)) for run in queries.list_runs()]
 
 
 @login_required
@@ -94,13 +112,13 @@ def runs_list(request: HttpRequest) -> HttpResponse:
 # --- a run ---------------------------------------------------------------------------------
 
 
-def _window(request: HttpRequest, run: str) -> tuple[RunWindow, dict[str, Any]]:
+def _window(request: HttpRequest, run: str) -> tuple[RunWindow, RunStatus]:
     """The run's status and the window the request asks for; 404 for an unknown run."""
     min_gap = parse_duration(request.GET.get("min_gap") or DEFAULT_MIN_GAP, name="min_gap")
     status = run_statuses(min_gap, run=run).get(run)
     if status is None:
         raise Http404(f"There is no run named {run!r}.")
-    return read_run_window(request, status["first_ts"], status["last_ts"]), status
+    return read_run_window(request, status.first_ts, status.last_ts), status
 
 
 def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
@@ -110,7 +128,7 @@ def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
     return {name: future.result() for name, future in futures.items()}
 
 
-def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, Any]:
+def _summary(run: str, window: RunWindow, status: RunStatus) -> dict[str, Any]:
     """Stat cards, drift and stalls of the run in the window."""
     span = window.time_range
     calls: dict[str, Callable[[], Any]] = {
@@ -121,28 +139,30 @@ def _summary(run: str, window: RunWindow, status: dict[str, Any]) -> dict[str, A
     if window.bucket_seconds != 3600:
         calls["hourly"] = lambda: queries.commit_rate(run, 3600, span)
     answers = _gather(**calls)
-    rate, errors, stalls = answers["rate"], answers["errors"], answers["stalls"]
-    hourly = answers.get("hourly", rate)
-    attempts = sum(p["attempts"] for p in errors["points"])
-    error_count = sum(p["errors"] for p in errors["points"])
-    drift = errors["drift"]
+    rate: queries.CommitRate = answers["rate"]
+    errors: queries.ErrorRate = answers["errors"]
+    stalls: queries.Stalls = answers["stalls"]
+    hourly: queries.CommitRate = answers.get("hourly", rate)
+    attempts = sum(p.attempts for p in errors.points)
+    error_count = sum(p.errors for p in errors.points)
+    drift = errors.drift
     return {
-        "commits": rate["total"],
-        "peak": hourly["peak"],
+        "commits": rate.total,
+        "peak": hourly.peak,
         "errors": error_count,
         "attempts": attempts,
         "error_rate": _rate(error_count, attempts),
         "drift": drift,
         "drift_text": run_charts.drift_text(drift),
-        "drift_badge": DRIFT_BADGES.get(drift["trend"], "info"),
-        "stalls": stalls["stalls"],
-        "current_stall": stalls["current"],
-        "state": str(status["state"]),
-        "badge": BADGES[str(status["state"])],
+        "drift_badge": DRIFT_BADGES.get(drift.trend, "info"),
+        "stalls": stalls.stalls,
+        "current_stall": stalls.current,
+        "state": str(status.state),
+        "badge": BADGES[str(status.state)],
     }
 
 
-def _agent_rows(run: str, window: RunWindow) -> list[dict[str, Any]]:
+def _agent_rows(run: str, window: RunWindow) -> list[queries.AgentFigures]:
     """Every agent of the run, placed by the whole run's parent links and roles (a spawn
     before the range still places its agent), with its figures inside the range."""
     if window.start is None and window.end is None:
@@ -150,34 +170,49 @@ def _agent_rows(run: str, window: RunWindow) -> list[dict[str, Any]]:
     answers = _gather(
         whole=lambda: queries.agents(run), inside=lambda: queries.agents(run, window.time_range)
     )
-    whole = answers["whole"]
-    inside = {r["agent"]: r for r in answers["inside"]}
-    figures = (
-        *("events", "commits", "errors", "attempts"),
-        *("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"),
-    )
-    return [
-        {**row, **{k: inside[row["agent"]][k] if row["agent"] in inside else 0 for k in figures}}
-        for row in whole
-    ]
+    inside = {r.agent: r for r in answers["inside"]}
+    return [_placed(row, inside.get(row.agent)) for row in answers["whole"]]
+
+
+def _placed(
+    whole: queries.AgentFigures, inside: queries.AgentFigures | None
+) -> queries.AgentFigures:
+    """The agent's figures inside the range (none, when it logged nothing there) at its
+    place in the whole run."""
+    if inside is None:
+        return replace(
+            whole,
+            events=0,
+            commits=0,
+            errors=0,
+            attempts=0,
+            input_tokens=0,
+            cached_input_tokens=0,
+            cache_write_tokens=0,
+            output_tokens=0,
+            cost_usd=None,
+            first_ts=None,
+            last_ts=None,
+        )
+    return replace(inside, parent=whole.parent, role=whole.role)
 
 
 def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
     rows = _agent_rows(run, window)
     tree = build_agent_tree(rows)
-    active = [r for r in rows if r["events"]]
+    active = [r for r in rows if r.events]
     return {
         "tree": tree,
         "open_depth": open_depth(tree, TREE_OPEN_ROWS),
         "agents_active": len(active),
-        "tokens": sum(r["input_tokens"] + r["output_tokens"] for r in active),
-        "cached_tokens": sum(r["cached_input_tokens"] for r in active),
+        "tokens": sum(r.input_tokens + r.output_tokens for r in active),
+        "cached_tokens": sum(r.cached_input_tokens for r in active),
         "roles": _role_counts(active),
     }
 
 
 def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
-    """Sources, tools, tokens by model and commits per agent (analytics.queries.run_details,
+    """Sources, tools, tokens by model and commits per agent (analytics/runs/details.py,
     as the API serves them)."""
     span = window.time_range
     commits = run_details.commits_by_agent(run, span)
@@ -186,15 +221,15 @@ def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
         "details_tools": run_details.tools(run, span),
         "details_models": run_details.models(run, span),
         "details_commits": commits,
-        "details_work": sum(int(c["work"]) for c in commits),
-        "details_claims": sum(int(c["claims"]) for c in commits),
+        "details_work": sum(c.work for c in commits),
+        "details_claims": sum(c.claims for c in commits),
     }
 
 
-def _role_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+def _role_counts(rows: list[queries.AgentFigures]) -> list[tuple[str, int]]:
     counts: dict[str, int] = {}
     for row in rows:
-        role = row["role"] or "unknown"
+        role = row.role or "unknown"
         counts[role] = counts.get(role, 0) + 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
@@ -257,7 +292,7 @@ def run_commit_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
         stalls = queries.stalls(run, window.min_gap_delta, window.time_range)
     except ParameterError as exc:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
-    fig = run_charts.build_commit_rate_figure(rate, stalls, status["last_ts"])
+    fig = run_charts.build_commit_rate_figure(rate, stalls, status.last_ts)
     return HttpResponse(charts.to_json(fig), content_type="application/json")
 
 

@@ -57,7 +57,7 @@ def test_it_loads_the_demo_once_and_prints_the_same_login_every_time(
     assert len(password) == 16
     assert authenticate(username="demo", password=password) is not None
     assert (Path(settings.DATA_DIR) / "demo" / "password").stat().st_mode & 0o777 == 0o600
-    assert [r["run"] for r in queries.list_runs()] == ["tiny-demo"]
+    assert [r.run for r in queries.list_runs()] == ["tiny-demo"]
     assert first[-2] == "alert rules: 7 demo rules added" and second[-2] == "alert rules: there"
     assert sorted(AlertRule.objects.values_list("kind", flat=True)) == sorted(RULES)
     assert all(r.channels.count() == 1 for r in AlertRule.objects.all())

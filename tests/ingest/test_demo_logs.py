@@ -21,9 +21,9 @@ def test_aeros_history_keeps_its_total_and_busiest_hour(tmp_path: Path) -> None:
     again = demo_logs.load_fleet_history(tmp_path, None)
     assert (first.accepted, again.accepted, again.duplicates) == (31667, 0, 31667)
     rate = runs.commit_rate(demo_logs.HISTORY_RUN, 3600)
-    assert rate["total"] == 31667
-    assert rate["peak"] == {"t": datetime(2026, 1, 13, 23, tzinfo=UTC), "commits": 1388}
-    assert run_details.sources(demo_logs.HISTORY_RUN)[0]["source_kind"] == "git"
+    assert rate.total == 31667
+    assert rate.peak == runs.CommitPoint(datetime(2026, 1, 13, 23, tzinfo=UTC), 1388)
+    assert run_details.sources(demo_logs.HISTORY_RUN)[0].source_kind == "git"
 
 
 def test_the_shipped_history_holds_times_and_figures_only() -> None:
@@ -39,7 +39,7 @@ def test_the_shipped_transcripts_load_once(tmp_path: Path) -> None:
     again = demo_logs.load_agent_logs(tmp_path, None)
     # 49 Claude Code events (see tests/ingest/pipelines/test_claude_code.py), 3 Codex.
     assert (first.accepted, first.files, again.accepted) == (52, 5, 0)
-    listed = {r["run"]: r["source_kind"] for r in runs.list_runs()}
+    listed = {r.run: r.source_kind for r in runs.list_runs()}
     assert listed == {
         "ae4a77f8-aedd-4bc1-888f-c94edc91af04": "claude-code",
         "019e9625-802f-7e91-840a-cfe88d14117a": "codex",

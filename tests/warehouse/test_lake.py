@@ -217,7 +217,7 @@ def test_a_postgres_catalog_takes_staged_files_as_they_are(
                 "SELECT data_file FROM ducklake_list_files('lake', 'events')"
             )
             assert [Path(r["data_file"]).name[:11] for r in added] == ["fleetscope-"]
-            assert runs.commit_rate("scale", 3600)["total"] == 120
+            assert runs.commit_rate("scale", 3600).total == 120
         finally:
             warehouse.close()
 
@@ -227,9 +227,9 @@ def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: 
     warehouse.migrate()
     summary = ingest_body(EVENTS * 2)  # the second copy has the same shas
     assert summary.accepted == 240
-    assert runs.commit_rate("scale", 3600)["total"] == 120
+    assert runs.commit_rate("scale", 3600).total == 120
     warehouse.run_maintenance(keep_snapshots_days=0)
-    assert runs.list_runs()[0]["commits"] == 120
+    assert runs.list_runs()[0].commits == 120
     keys = services.s3_keys(scale_out, "fleetscope")
     assert any(key.startswith("lake/") and key.endswith(".parquet") for key in keys)
     # Its 240 events were staged in a local Parquet file and inserted from it.

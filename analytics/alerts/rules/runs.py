@@ -9,14 +9,13 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
 import numpy as np
 
 from analytics.alerts.facts import MINUTE, Facts, RunSeries, epoch, from_epoch
 from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, Rule, RuleError, format_span
-from analytics.runs.drift import drift
+from analytics.runs.drift import Drift, ErrorPoint, drift
 
 
 class RunRule(Rule):
@@ -186,7 +185,7 @@ class ErrorDrift(RunRule):
     def horizon(self) -> timedelta:
         return self.window + timedelta(seconds=self.bucket)
 
-    def drift_of(self, series: RunSeries, end: float) -> dict[str, Any]:
+    def drift_of(self, series: RunSeries, end: float) -> Drift:
         """The drift test over the whole buckets of the window ending at `end` (a bucket
         boundary): a bucket still filling would be judged on a part of its attempts."""
         first = math.floor((end - self.window.total_seconds()) / self.bucket) * self.bucket
@@ -202,7 +201,7 @@ class ErrorDrift(RunRule):
             if is_error:
                 errors += np.bincount(idx, minlength=edges.size)
         points = [
-            {"t": from_epoch(float(t)), "attempts": a, "errors": e, "rate": e / a if a else 0.0}
+            ErrorPoint(from_epoch(float(t)), a, e, e / a if a else 0.0)
             for t, a, e in zip(edges.tolist(), attempts.tolist(), errors.tolist(), strict=True)
         ]
         return drift(points)
@@ -217,17 +216,17 @@ class ErrorDrift(RunRule):
                 ("drift", run, self.window, self.bucket, end),
                 partial(self.drift_of, series, end),
             )
-            slope = result["slope_per_hour"]
-            rising = result["trend"] == "rising" and slope is not None and slope >= minimum
-            p = result["p_value"]
+            slope = result.slope_per_hour
+            rising = result.trend == "rising" and slope is not None and slope >= minimum
+            p = result.p_value
             findings.append(
                 Finding(
                     run,
                     rising,
                     slope,
-                    f"error rate {result['trend']}"
+                    f"error rate {result.trend}"
                     + (f", {slope * 100:+.2f} points/h" if slope is not None else "")
-                    + (f" (p = {p:.2g}, {result['buckets']} buckets)" if p is not None else ""),
+                    + (f" (p = {p:.2g}, {result.buckets} buckets)" if p is not None else ""),
                 )
             )
         return findings

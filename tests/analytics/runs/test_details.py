@@ -28,7 +28,7 @@ def session(lake: Path) -> None:
 
 def test_the_sessions_tools_and_their_error_rate(session: None) -> None:
     found = run_details.tools(SESSION)
-    by_tool = {t["tool"]: (t["calls"], t["answered"], t["errors"]) for t in found["tools"]}
+    by_tool = {t.tool: (t.calls, t.answered, t.errors) for t in found.tools}
     assert by_tool == {
         "Bash": (11, 9, 1),  # 2 Bash calls have no result in these excerpts
         "Read": (6, 6, 0),
@@ -37,22 +37,22 @@ def test_the_sessions_tools_and_their_error_rate(session: None) -> None:
         "Skill": (1, 1, 0),
         "Task": (1, 1, 0),
     }
-    assert (found["calls"], found["answered"], found["errors"]) == (31, 29, 1)
-    assert found["error_rate"] == pytest.approx(1 / 29)
-    bash = next(t for t in found["tools"] if t["tool"] == "Bash")
-    assert bash["error_rate"] == pytest.approx(1 / 9)
+    assert (found.calls, found.answered, found.errors) == (31, 29, 1)
+    assert found.error_rate == pytest.approx(1 / 29)
+    bash = next(t for t in found.tools if t.tool == "Bash")
+    assert bash.error_rate == pytest.approx(1 / 9)
 
 
 def test_tokens_by_model_keep_cache_reads_and_writes_apart(session: None) -> None:
     rows = {
-        r["model"]: (
-            r["calls"],
-            r["input_tokens"],
-            r["cached_input_tokens"],
-            r["cache_write_tokens"],
-            r["cache_write_5m_tokens"],
-            r["cache_write_1h_tokens"],
-            r["output_tokens"],
+        r.model: (
+            r.calls,
+            r.input_tokens,
+            r.cached_input_tokens,
+            r.cache_write_tokens,
+            r.cache_write_5m_tokens,
+            r.cache_write_1h_tokens,
+            r.output_tokens,
         )
         for r in run_details.models(SESSION)
     }
@@ -64,13 +64,13 @@ def test_tokens_by_model_keep_cache_reads_and_writes_apart(session: None) -> Non
 
 
 def test_the_source_and_a_window(session: None) -> None:
-    assert [(s["source_kind"], s["sources"]) for s in run_details.sources(SESSION)] == [
+    assert [(s.source_kind, s.sources) for s in run_details.sources(SESSION)] == [
         ("claude-code", 3)
     ]
     # Before 14:13 UTC: the five opus calls and two of the subagent's three sonnet calls
     # (its last one was at 14:13:05); the haiku calls came after.
     early = TimeRange(end=datetime(2026, 2, 12, 14, 13, tzinfo=UTC))
-    assert {r["model"]: r["calls"] for r in run_details.models(SESSION, early)} == {
+    assert {r.model: r.calls for r in run_details.models(SESSION, early)} == {
         "claude-opus-4-6": 5,
         "claude-sonnet-4-5-20250929": 2,
     }
@@ -91,19 +91,17 @@ def test_commits_per_agent_count_claims_apart(lake: Path, tmp_path: Path) -> Non
     )
     run_git(str(tmp_path / "repo"), "fleet")
     rows = run_details.commits_by_agent("fleet")
-    assert [(r["agent"], r["commits"], r["claims"], r["work"]) for r in rows] == [
-        ("Agent", 4, 2, 2)
-    ]
+    assert [(r.agent, r.commits, r.claims, r.work) for r in rows] == [("Agent", 4, 2, 2)]
     # Committed at 08:40:30, 08:41:30, 08:42:30 and 08:43:30 UTC: claim, work, claim, work
     # (the last adds a lock file but also changes work.txt).
     split = run_details.work_and_claims("fleet", 60)
-    assert [(p["t"].strftime("%H:%M"), p["work"], p["claims"]) for p in split["points"]] == [
+    assert [(p.t.strftime("%H:%M"), p.work, p.claims) for p in split.points] == [
         ("08:40", 0, 1),
         ("08:41", 1, 0),
         ("08:42", 0, 1),
         ("08:43", 1, 0),
     ]
-    assert (split["work"], split["claims"]) == (2, 2)
+    assert (split.work, split.claims) == (2, 2)
 
 
 def test_the_api_serves_the_same_answers(

@@ -74,36 +74,36 @@ def run_r1(lake: object) -> None:
 
 def test_runs_list_counts_a_relogged_sha_once() -> None:
     (row,) = runs.list_runs()
-    assert row["run"] == "r1"
-    assert (row["first_ts"], row["last_ts"]) == (at("10:00:00"), at("12:40:00"))
-    assert row["agents"] == 4
-    assert row["events"] == 18  # 19 lines, the second `a` dropped
-    assert row["commits"] == 4  # a, b, no-sha, d (c failed)
-    assert row["errors"] == 4  # failed tool calls at 10:03 and 12:10, the error event, commit c
-    assert (row["input_tokens"], row["output_tokens"]) == (300, 120)
+    assert row.run == "r1"
+    assert (row.first_ts, row.last_ts) == (at("10:00:00"), at("12:40:00"))
+    assert row.agents == 4
+    assert row.events == 18  # 19 lines, the second `a` dropped
+    assert row.commits == 4  # a, b, no-sha, d (c failed)
+    assert row.errors == 4  # failed tool calls at 10:03 and 12:10, the error event, commit c
+    assert (row.input_tokens, row.output_tokens) == (300, 120)
 
 
 def test_commit_rate_per_hour_with_its_peak() -> None:
     result = runs.commit_rate("r1", 3600)
-    assert [(p["t"], p["commits"]) for p in result["points"]] == [
+    assert [(p.t, p.commits) for p in result.points] == [
         (at("10:00:00"), 2),
         (at("11:00:00"), 1),
         (at("12:00:00"), 1),
     ]
-    assert result["total"] == 4
-    assert result["peak"] == {"t": at("10:00:00"), "commits": 2}
+    assert result.total == 4
+    assert result.peak == runs.CommitPoint(at("10:00:00"), 2)
 
 
 def test_commit_rate_fills_empty_buckets_with_zero() -> None:
     result = runs.commit_rate("r1", 1800)
-    assert [p["commits"] for p in result["points"]] == [2, 0, 1, 0, 0, 1]  # 10:00 .. 12:30
-    assert result["points"][0]["t"] == at("10:00:00")
+    assert [p.commits for p in result.points] == [2, 0, 1, 0, 0, 1]  # 10:00 .. 12:30
+    assert result.points[0].t == at("10:00:00")
 
 
 def test_commit_rate_in_a_window_is_aligned_to_the_epoch() -> None:
     window = runs.TimeRange(at("10:10:00"), at("11:20:00"))
     result = runs.commit_rate("r1", 3600, window)
-    assert [(p["t"], p["commits"]) for p in result["points"]] == [
+    assert [(p.t, p.commits) for p in result.points] == [
         (at("10:00:00"), 1),
         (at("11:00:00"), 1),
     ]
@@ -111,17 +111,17 @@ def test_commit_rate_in_a_window_is_aligned_to_the_epoch() -> None:
 
 def test_stalls_are_gaps_with_activity_inside() -> None:
     result = runs.stalls("r1", timedelta(minutes=30))
-    assert [(s["start"], s["end"], s["minutes"]) for s in result["stalls"]] == [
+    assert [(s.start, s.end, s.minutes) for s in result.stalls] == [
         (at("10:20:00"), at("11:10:00"), 50.0),
         (at("11:10:00"), at("12:30:00"), 80.0),
     ]
-    assert result["current"] is None  # 10 minutes since d, under min_gap
+    assert result.current is None  # 10 minutes since d, under min_gap
 
 
 def test_the_current_stall_runs_to_the_last_event() -> None:
     result = runs.stalls("r1", timedelta(minutes=5))
-    assert [s["minutes"] for s in result["stalls"]] == [15.0, 50.0, 80.0]
-    assert result["current"] == {"since": at("12:30:00"), "minutes": 10.0}
+    assert [s.minutes for s in result.stalls] == [15.0, 50.0, 80.0]
+    assert result.current == runs.CurrentStall(at("12:30:00"), 10.0)
 
 
 def test_a_quiet_gap_is_not_a_stall() -> None:
@@ -152,8 +152,8 @@ def test_a_quiet_gap_is_not_a_stall() -> None:
         )
         + b"\n"
     )
-    gaps = runs.stalls("r1", timedelta(minutes=30))["stalls"]
-    assert [(s["start"], s["end"], s["busy_events"]) for s in gaps] == [
+    gaps = runs.stalls("r1", timedelta(minutes=30)).stalls
+    assert [(s.start, s.end, s.busy_events) for s in gaps] == [
         (at("10:20:00"), at("11:10:00"), 1),
         (at("11:10:00"), at("12:30:00"), 4),
         (at("12:30:00"), at("15:00:00"), 1),
@@ -229,29 +229,29 @@ def test_stalls_match_a_correlated_count_on_a_random_run(seed: int) -> None:
 
 def test_error_rate_per_hour() -> None:
     result = runs.error_rate("r1", 3600)
-    assert [(p["attempts"], p["errors"]) for p in result["points"]] == [(6, 2), (5, 1), (2, 1)]
-    assert [p["rate"] for p in result["points"]] == [2 / 6, 1 / 5, 1 / 2]
-    assert result["drift"]["trend"] == "flat"  # three buckets are too few to claim a trend
-    assert result["drift"]["buckets"] == 3
+    assert [(p.attempts, p.errors) for p in result.points] == [(6, 2), (5, 1), (2, 1)]
+    assert [p.rate for p in result.points] == [2 / 6, 1 / 5, 1 / 2]
+    assert result.drift.trend == "flat"  # three buckets are too few to claim a trend
+    assert result.drift.buckets == 3
 
 
 def test_the_agent_tree() -> None:
-    by_agent = {a["agent"]: a for a in runs.agents("r1")}
-    assert {k: (v["parent"], v["role"]) for k, v in by_agent.items()} == {
+    by_agent = {a.agent: a for a in runs.agents("r1")}
+    assert {k: (v.parent, v.role) for k, v in by_agent.items()} == {
         "root": (None, "root_planner"),
         "p1": ("root", "planner"),
         "w1": ("p1", "worker"),
         "w2": ("p1", "worker"),
     }
     w1, w2 = by_agent["w1"], by_agent["w2"]
-    assert (w1["events"], w1["commits"], w1["errors"]) == (10, 2, 3)
+    assert (w1.events, w1.commits, w1.errors) == (10, 2, 3)
     assert (
-        w1["input_tokens"],
-        w1["cached_input_tokens"],
-        w1["cache_write_tokens"],
-        w1["output_tokens"],
+        w1.input_tokens,
+        w1.cached_input_tokens,
+        w1.cache_write_tokens,
+        w1.output_tokens,
     ) == (100, 1000, 10, 50)
-    assert (w2["events"], w2["commits"], w2["errors"], w2["input_tokens"], w2["output_tokens"]) == (
+    assert (w2.events, w2.commits, w2.errors, w2.input_tokens, w2.output_tokens) == (
         6,
         2,
         1,
@@ -274,8 +274,8 @@ def test_a_spawn_event_is_authoritative_for_the_tree() -> None:
         )
         + b"\n"
     )
-    w1 = next(a for a in runs.agents("r1") if a["agent"] == "w1")
-    assert (w1["parent"], w1["role"]) == ("p1", "worker")
+    w1 = next(a for a in runs.agents("r1") if a.agent == "w1")
+    assert (w1.parent, w1.role) == ("p1", "worker")
 
 
 def test_unknown_runs_and_inverted_ranges_are_errors() -> None:
@@ -292,7 +292,7 @@ def test_event_kinds_fold_unknown_kinds_into_other() -> None:
         orjson.dumps({"ts": "2026-01-14T12:50:00Z", "run": "r1", "agent": "w1", "event": "thought"})
         + b"\n"
     )
-    kinds = {k["kind"]: k["events"] for k in runs.event_kinds("r1")}
+    kinds = {k.kind: k.events for k in runs.event_kinds("r1")}
     assert kinds == {
         "spawn": 3,
         "tool_call": 5,

@@ -1,24 +1,28 @@
-"""analytics/agent_tree.py: parent links become a tree with subtree totals."""
+"""analytics/runs/tree.py: parent links become a tree with subtree totals."""
 
-from typing import Any
-
+from analytics.runs.queries import AgentFigures
 from analytics.runs.tree import build_agent_tree, open_depth, walk
 
 
 def row(
     agent: str, parent: str | None, role: str | None, commits: int = 0, **kw: int
-) -> dict[str, Any]:
-    return {
-        "agent": agent,
-        "parent": parent,
-        "role": role,
-        "events": kw.get("events", 1),
-        "commits": commits,
-        "errors": kw.get("errors", 0),
-        "attempts": kw.get("attempts", 0),
-        "input_tokens": kw.get("input_tokens", 0),
-        "output_tokens": kw.get("output_tokens", 0),
-    }
+) -> AgentFigures:
+    return AgentFigures(
+        agent=agent,
+        parent=parent,
+        role=role,
+        events=kw.get("events", 1),
+        commits=commits,
+        errors=kw.get("errors", 0),
+        attempts=kw.get("attempts", 0),
+        input_tokens=kw.get("input_tokens", 0),
+        cached_input_tokens=0,
+        cache_write_tokens=0,
+        output_tokens=kw.get("output_tokens", 0),
+        cost_usd=None,
+        first_ts=None,
+        last_ts=None,
+    )
 
 
 def test_children_hang_under_their_parents_planners_first_then_by_commits() -> None:

@@ -54,13 +54,14 @@ def test_an_unknown_run_is_a_finished_404_page(signed_in: Client) -> None:
 def test_the_runs_list_shows_each_run_with_its_figures_and_status(signed_in: Client) -> None:
     response = signed_in.get("/")
     assert response.status_code == 200
-    rows = {r["run"]: r for r in response.context["rows"]}
+    rows = {r.totals.run: r for r in response.context["rows"]}
     tiny, done = rows["tiny"], rows["done"]
-    assert (tiny["agents"], tiny["commits"], tiny["errors"], tiny["attempts"]) == (5, 3, 2, 9)
-    assert tiny["error_rate"] == 2 / 9
-    assert (tiny["tokens"], tiny["state"], tiny["badge"]) == (165, "stalled", "bad")
-    assert tiny["stalled_minutes"] == 50.0
-    assert (done["state"], done["commits"], done["error_rate"]) == ("finished", 1, 0.0)
+    totals = tiny.totals
+    assert (totals.agents, totals.commits, totals.errors, tiny.attempts) == (5, 3, 2, 9)
+    assert tiny.error_rate == 2 / 9
+    assert (tiny.tokens, tiny.state, tiny.badge) == (165, "stalled", "bad")
+    assert tiny.stalled_minutes == 50.0
+    assert (done.state, done.totals.commits, done.error_rate) == ("finished", 1, 0.0)
     html = response.content.decode()
     assert '<a href="/runs/tiny/">tiny</a>' in html
     assert '<span class="badge bad">stalled</span> <span class="muted">50 min</span>' in html
@@ -78,14 +79,14 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
     response = signed_in.get("/runs/tiny/?bucket=1h")
     assert response.status_code == 200
     c = response.context
-    assert (c["commits"], c["peak"]["commits"], c["errors"], c["attempts"]) == (3, 2, 2, 9)
+    assert (c["commits"], c["peak"].commits, c["errors"], c["attempts"]) == (3, 2, 2, 9)
     assert c["error_rate"] == 2 / 9
     assert (c["agents_active"], c["tokens"], c["state"]) == (5, 165, "stalled")
-    assert c["current_stall"]["minutes"] == 50.0
-    assert [(s["start"].strftime("%H:%M"), s["end"].strftime("%H:%M")) for s in c["stalls"]] == [
+    assert c["current_stall"].minutes == 50.0
+    assert [(s.start.strftime("%H:%M"), s.end.strftime("%H:%M")) for s in c["stalls"]] == [
         ("10:30", "11:40")
     ]
-    assert c["drift"]["trend"] == "flat"
+    assert c["drift"].trend == "flat"
     # hourly rates 1/3, 1/3, 0: S = -2 over 2 untied pairs; of the 3 orders of those
     # values, 2 are as extreme (S = +-2): p = 2/3, exact
     assert c["drift_text"] == "flat: -16.67 pp/h, p = 0.67 (3 of 6 buckets needed)"

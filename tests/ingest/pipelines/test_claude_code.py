@@ -89,7 +89,7 @@ def assert_the_whole_session() -> None:
             "commit_message": "feat: add OTEL dependencies, bootstrap, and safe runtime defaults",
         }
     ]
-    tree = {(a["agent"], a["parent"], a["role"]) for a in runs.agents(SESSION)}
+    tree = {(a.agent, a.parent, a.role) for a in runs.agents(SESSION)}
     assert tree == {("main", None, "main"), ("agent-aac57f5", "main", "general-purpose")}
 
 
@@ -97,7 +97,7 @@ def test_the_fixture_session_matches_the_independent_figures() -> None:
     summary = run_claude_code([str(START), str(COMMIT), str(SUBAGENT)])
     assert (summary.accepted, summary.quarantined, summary.duplicates) == (49, 0, 0)
     assert_the_whole_session()
-    assert [r["run"] for r in runs.list_runs()] == [SESSION]
+    assert [r.run for r in runs.list_runs()] == [SESSION]
 
 
 def test_reading_again_adds_nothing() -> None:
@@ -278,7 +278,7 @@ def test_behind_a_gateway_each_response_counts_once_and_reading_again_changes_no
         ("msg_gw:s1@2026-02-12T14:12:09.001Z", "main", 10, 1_000, 7),
     ]
     [run] = runs.list_runs()
-    assert (run["input_tokens"], run["output_tokens"]) == (20, 47)
+    assert (run.input_tokens, run.output_tokens) == (20, 47)
 
 
 def test_an_advisor_iteration_read_again_with_more_output_raises_its_stored_count(
@@ -313,7 +313,7 @@ def test_an_advisor_iteration_read_again_with_more_output_raises_its_stored_coun
         ("msg_1:req_1:advisor_message-1", "main", 5_000, None, 600),
     ]
     [run] = runs.list_runs()
-    assert (run["input_tokens"], run["output_tokens"]) == (5_010, 609)
+    assert (run.input_tokens, run.output_tokens) == (5_010, 609)
 
 
 def write_session_with_a_side_question(project: Path, *, side_answers: bool = True) -> list[Path]:
@@ -373,13 +373,13 @@ def test_a_side_question_replaying_its_parents_response_counts_it_once(
     ]
     [run] = runs.list_runs()
     # 3 calls of 10 input tokens; 40 + 7 + 30 output; ends at the answer, 14:05:30.
-    assert {k: run[k] for k in ("agents", "events", "input_tokens", "output_tokens")} == {
+    assert {k: getattr(run, k) for k in ("agents", "events", "input_tokens", "output_tokens")} == {
         "agents": 2,
         "events": 3,
         "input_tokens": 30,
         "output_tokens": 77,
     }
-    assert run["last_ts"].isoformat() == "2026-02-12T14:05:30+00:00"
+    assert run.last_ts.isoformat() == "2026-02-12T14:05:30+00:00"
 
 
 def test_a_replay_read_before_its_parent_leaves_nothing_of_it_in_the_run_totals(
@@ -388,19 +388,19 @@ def test_a_replay_read_before_its_parent_leaves_nothing_of_it_in_the_run_totals(
     main, side = write_session_with_a_side_question(tmp_path / "project", side_answers=False)
     run_claude_code([str(side)])
     [alone] = runs.list_runs()
-    assert (alone["agents"], alone["input_tokens"]) == (1, 10)  # counted until its parent
+    assert (alone.agents, alone.input_tokens) == (1, 10)  # counted until its parent
     run_claude_code([str(main)])
     assert [c[0] for c in llm_calls()] == ["msg_a:req_a1", "msg_b:req_b1"]
     [run] = runs.list_runs()
     # The main agent's two calls only: 20 input and 40 + 7 output tokens, from 14:00 to
     # 14:01 (the replay at 14:05 is gone, and its agent with it).
-    assert {k: run[k] for k in ("agents", "events", "input_tokens", "output_tokens")} == {
+    assert {k: getattr(run, k) for k in ("agents", "events", "input_tokens", "output_tokens")} == {
         "agents": 1,
         "events": 2,
         "input_tokens": 20,
         "output_tokens": 47,
     }
-    assert run["last_ts"].isoformat() == "2026-02-12T14:01:00+00:00"
+    assert run.last_ts.isoformat() == "2026-02-12T14:01:00+00:00"
 
 
 def test_a_parent_stored_before_message_ids_were_kept_still_answers_its_replay(

@@ -58,9 +58,10 @@ def test_the_compilers_rebuilt_history_has_its_total_and_busiest_hour(tmp_path: 
     hour, busiest = max(by_hour.items(), key=lambda item: (item[1], item[0]))
     assert summary["accepted"] == 3982 == len(history)
     rate = runs.commit_rate("compiler", 3600)
-    assert rate["total"] == 3982
-    assert rate["peak"]["commits"] == busiest == 73  # the dataset README's figure
-    assert rate["peak"]["t"] == datetime.strptime(hour, "%Y-%m-%dT%H").replace(tzinfo=UTC)
+    assert rate.total == 3982
+    assert rate.peak is not None
+    assert rate.peak.commits == busiest == 73  # the dataset README's figure
+    assert rate.peak.t == datetime.strptime(hour, "%Y-%m-%dT%H").replace(tzinfo=UTC)
 
 
 def git(repo: Path, *args: str, when: int = 1768380000) -> None:

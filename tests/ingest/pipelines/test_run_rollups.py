@@ -68,12 +68,12 @@ ORDER BY t.last_ts DESC, t.run
 """
 
 
-def every_event() -> list[dict[str, Any]]:
+def every_event() -> list[runs.RunTotals]:
     rows = warehouse.fetch_all(EVERY_EVENT_SQL)
     for row in rows:
         row["first_ts"] = row["first_ts"].astimezone(UTC)
         row["last_ts"] = row["last_ts"].astimezone(UTC)
-    return rows
+    return [runs.RunTotals(**row) for row in rows]
 
 
 def body(*events: dict[str, Any]) -> bytes:
@@ -119,9 +119,9 @@ def test_batches_keep_the_totals_of_every_event() -> None:
     assert [s.duplicates for s in summaries] == [0, 2, 0]
     listed = runs.list_runs()
     assert listed == every_event()
-    r1 = next(r for r in listed if r["run"] == "r1")
-    assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (4, 11, 3, 5)
-    assert (r1["input_tokens"], r1["output_tokens"]) == (105, 47)
+    r1 = next(r for r in listed if r.run == "r1")
+    assert (r1.agents, r1.events, r1.commits, r1.errors) == (4, 11, 3, 5)
+    assert (r1.input_tokens, r1.output_tokens) == (105, 47)
 
 
 def test_each_batch_alone_is_already_exact() -> None:
@@ -154,8 +154,8 @@ def test_chunks_of_a_file_keep_the_totals_in_one_transaction_or_many(
     assert (summary.accepted, summary.duplicates) == (16, 2)
     listed = runs.list_runs()
     assert listed == every_event()
-    r1 = next(r for r in listed if r["run"] == "r1")
-    assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (4, 11, 3, 5)
+    r1 = next(r for r in listed if r.run == "r1")
+    assert (r1.agents, r1.events, r1.commits, r1.errors) == (4, 11, 3, 5)
     # Only the load's first transaction adds to runs with nothing stored: it skips the
     # lookups in run_commits and run_agents.
     assert new_runs[0] and not any(new_runs[1:]) and len(new_runs) > (commit_bytes == 1)
@@ -229,7 +229,7 @@ def test_a_batch_stamped_like_a_stored_one_moves_its_stamp_on(
     for start in (0, 3, 6):
         warehouse.write(insert_from(start))
     assert runs.list_runs() == every_event()
-    assert runs.list_runs()[0]["events"] == 9
+    assert runs.list_runs()[0].events == 9
     stamps = warehouse.fetch_all("SELECT DISTINCT ingested_at FROM events ORDER BY 1")
     assert [s["ingested_at"] for s in stamps] == [
         stamp + timedelta(microseconds=n) for n in range(3)
@@ -244,7 +244,7 @@ def test_claude_code_results_and_outputs_settled_in_later_transactions() -> None
     run_claude_code([str(commit), str(start)], batch_bytes=20_000)
     (row,) = runs.list_runs()
     assert [row] == every_event()
-    assert (row["errors"], row["output_tokens"]) == (1, 2191)
+    assert (row.errors, row.output_tokens) == (1, 2191)
 
 
 def test_an_update_of_commits_is_refused() -> None:
@@ -274,11 +274,11 @@ def test_a_delete_counts_its_runs_again_from_the_events_they_keep() -> None:
     assert warehouse.write(delete) == 7
     listed = runs.list_runs()
     assert listed == every_event()
-    r1 = next(r for r in listed if r["run"] == "r1")
+    r1 = next(r for r in listed if r.run == "r1")
     # root and w1: the spawn, two llm_calls, the failed tool call, commits a (landed),
     # b (failed) and one without a sha (landed).
-    assert (r1["agents"], r1["events"], r1["commits"], r1["errors"]) == (2, 7, 2, 2)
-    assert (r1["input_tokens"], r1["output_tokens"]) == (105, 47)
+    assert (r1.agents, r1.events, r1.commits, r1.errors) == (2, 7, 2, 2)
+    assert (r1.input_tokens, r1.output_tokens) == (105, 47)
 
 
 def test_a_lake_from_before_the_totals_is_rolled_up_by_its_migration() -> None:

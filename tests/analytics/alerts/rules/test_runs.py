@@ -43,9 +43,9 @@ def test_error_drift_fires_on_a_rising_rate_with_the_apis_own_slope(lake: Path) 
     assert found["rising"].active and not found["flat"].active
     api = run_queries.error_rate(
         "rising", 3600, run_queries.TimeRange(T0, T0 + timedelta(hours=12))
-    )["drift"]
-    assert api["trend"] == "rising"
-    assert found["rising"].value == pytest.approx(api["slope_per_hour"])
+    ).drift
+    assert api.trend == "rising"
+    assert found["rising"].value == pytest.approx(api.slope_per_hour)
     # A minimum slope above the measured one keeps it quiet.
     steep = evaluate("error_drift", 0.05, 12 * 60 + 10, params={"window": "12h"})
     assert not steep["rising"].active
