@@ -1,6 +1,7 @@
-"""Runs endpoints of the JSON API (docs/api.md). Handlers parse parameters and
-call analytics.runs' questions (queries, details); they never write SQL. The answers are
-those modules' dataclasses, shaped by the Out schemas here."""
+"""Runs endpoints of the JSON API (docs/api.md). Handlers take their parameters as ninja
+Query schemas (the time window as lib.window's WindowQuery) and call analytics.runs'
+questions (queries, details); they never write SQL. The answers are those modules'
+dataclasses, shaped by the Out schemas here."""
 
 from __future__ import annotations
 
@@ -8,14 +9,18 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 from pydantic import BeforeValidator
 
 from analytics.runs import details as run_details
 from analytics.runs import queries
-from lib.durations import format_time, parse_bucket_seconds, parse_duration, parse_time
+from lib.durations import format_time, parse_duration
+from lib.window import WindowQuery
 
 router = Router()
+
+# The bucketed endpoints' bucket when none is asked for.
+DEFAULT_BUCKET = "1h"
 
 
 def _rfc3339(value: Any) -> Any:
@@ -111,8 +116,14 @@ class AgentOut(Schema):
     last_ts: Time | None
 
 
-def _window(start: str | None, end: str | None) -> queries.TimeRange:
-    return queries.TimeRange(parse_time(start, name="start"), parse_time(end, name="end"))
+class StallsIn(Schema):
+    min_gap: str = "30m"  # a duration: shorter gaps between commits are not stalls
+
+
+def _bucket_seconds(window: WindowQuery) -> int:
+    seconds = window.bucket_seconds(default=DEFAULT_BUCKET)
+    assert seconds is not None  # there is a default
+    return seconds
 
 
 @router.get("", response=list[RunOut], summary="Runs with their totals")
@@ -121,37 +132,23 @@ def list_runs(request: HttpRequest) -> list[queries.RunTotals]:
 
 
 @router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")
-def commit_rate(
-    request: HttpRequest,
-    run: str,
-    bucket: str = "1h",
-    start: str | None = None,
-    end: str | None = None,
-) -> queries.CommitRate:
-    return queries.commit_rate(run, parse_bucket_seconds(bucket), _window(start, end))
+def commit_rate(request: HttpRequest, run: str, window: Query[WindowQuery]) -> queries.CommitRate:
+    bucket_seconds = _bucket_seconds(window)
+    return queries.commit_rate(run, bucket_seconds, window.time_range())
 
 
 @router.get("/{path:run}/stalls", response=StallsOut, summary="Commit stalls")
 def stalls(
-    request: HttpRequest,
-    run: str,
-    min_gap: str = "30m",
-    start: str | None = None,
-    end: str | None = None,
+    request: HttpRequest, run: str, params: Query[StallsIn], window: Query[WindowQuery]
 ) -> queries.Stalls:
-    gap = parse_duration(min_gap, name="min_gap")
-    return queries.stalls(run, gap, _window(start, end))
+    gap = parse_duration(params.min_gap, name="min_gap")
+    return queries.stalls(run, gap, window.time_range())
 
 
 @router.get("/{path:run}/error-rate", response=ErrorRateOut, summary="Error rate and drift")
-def error_rate(
-    request: HttpRequest,
-    run: str,
-    bucket: str = "1h",
-    start: str | None = None,
-    end: str | None = None,
-) -> queries.ErrorRate:
-    return queries.error_rate(run, parse_bucket_seconds(bucket), _window(start, end))
+def error_rate(request: HttpRequest, run: str, window: Query[WindowQuery]) -> queries.ErrorRate:
+    bucket_seconds = _bucket_seconds(window)
+    return queries.error_rate(run, bucket_seconds, window.time_range())
 
 
 class EventKindOut(Schema):
@@ -161,16 +158,16 @@ class EventKindOut(Schema):
 
 @router.get("/{path:run}/event-kinds", response=list[EventKindOut], summary="Events per kind")
 def event_kinds(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+    request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[queries.EventKindCount]:
-    return queries.event_kinds(run, _window(start, end))
+    return queries.event_kinds(run, window.time_range())
 
 
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
 def agents(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+    request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[queries.AgentFigures]:
-    return queries.agents(run, _window(start, end))
+    return queries.agents(run, window.time_range())
 
 
 # --- what the log adapters add: sources, tools, tokens by model, commits per agent --------
@@ -250,14 +247,10 @@ class WorkClaimsOut(Schema):
     summary="Commits per bucket, work apart from task claims",
 )
 def work_and_claims(
-    request: HttpRequest,
-    run: str,
-    bucket: str = "1h",
-    start: str | None = None,
-    end: str | None = None,
+    request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> run_details.WorkAndClaims:
-    seconds = parse_bucket_seconds(bucket)
-    return run_details.work_and_claims(run, seconds, _window(start, end))
+    bucket_seconds = _bucket_seconds(window)
+    return run_details.work_and_claims(run, bucket_seconds, window.time_range())
 
 
 @router.get(
@@ -266,10 +259,8 @@ def work_and_claims(
     url_name="run_sources",
     summary="Where the run's events came from",
 )
-def sources(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
-) -> list[run_details.Source]:
-    return run_details.sources(run, _window(start, end))
+def sources(request: HttpRequest, run: str, window: Query[WindowQuery]) -> list[run_details.Source]:
+    return run_details.sources(run, window.time_range())
 
 
 @router.get(
@@ -278,19 +269,17 @@ def sources(
     url_name="run_tools",
     summary="Tool calls and errors by tool",
 )
-def tools(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
-) -> run_details.Tools:
-    return run_details.tools(run, _window(start, end))
+def tools(request: HttpRequest, run: str, window: Query[WindowQuery]) -> run_details.Tools:
+    return run_details.tools(run, window.time_range())
 
 
 @router.get(
     "/{path:run}/models", response=list[ModelOut], url_name="run_models", summary="Tokens by model"
 )
 def models(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+    request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[run_details.ModelUse]:
-    return run_details.models(run, _window(start, end))
+    return run_details.models(run, window.time_range())
 
 
 @router.get(
@@ -300,6 +289,6 @@ def models(
     summary="Commits per agent, task claims apart from work",
 )
 def commits_by_agent(
-    request: HttpRequest, run: str, start: str | None = None, end: str | None = None
+    request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[run_details.AgentCommits]:
-    return run_details.commits_by_agent(run, _window(start, end))
+    return run_details.commits_by_agent(run, window.time_range())

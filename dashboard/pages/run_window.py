@@ -1,7 +1,8 @@
 """The run page's view settings, read from its query string: the time range (a preset
-counted back from the run's latest event, `all`, or explicit UTC from/to), the bucket
-(`auto` picks one from the range) and the stall threshold. The page, its fragments and
-its chart JSON read the same parameters, so they always show the same window.
+counted back from the run's latest event, `all`, or explicit UTC from/to, read through
+lib.window as every page reads them, so start/end are accepted too), the bucket (`auto`
+picks one from the range) and the stall threshold. The page, its fragments and its chart
+JSON read the same parameters, so they always show the same window.
 
 Parsing only; a bad value is a ParameterError (the view answers 422).
 """
@@ -14,9 +15,9 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from lib.durations import format_duration, parse_bucket_seconds, parse_duration, parse_time
+from lib.durations import format_duration, parse_bucket_seconds, parse_duration
 from lib.errors import ParameterError
-from lib.window import TimeRange
+from lib.window import TimeRange, read_window
 
 PRESETS = ("1h", "6h", "24h", "7d")
 BUCKETS = ("auto", "1m", "5m", "15m", "1h", "6h", "1d")
@@ -107,8 +108,8 @@ def read_run_window(request: HttpRequest, first_ts: datetime, last_ts: datetime)
     refresh = refresh if refresh in REFRESH_OPTIONS else "0"
     min_gap = get.get("min_gap") or DEFAULT_MIN_GAP
     parse_duration(min_gap, name="min_gap")
-    start = parse_time(get.get("from"), name="from")
-    end = parse_time(get.get("to"), name="to")
+    asked = read_window(get)
+    start, end = asked.start_time(), asked.end_time()
     last = get.get("last") or ("" if (start or end) else "all")
     if last == "all":
         start = end = None
@@ -116,7 +117,7 @@ def read_run_window(request: HttpRequest, first_ts: datetime, last_ts: datetime)
         start, end = last_ts - parse_duration(last, name="last"), None
     if start and end and start >= end:
         raise ParameterError("from must be before to")
-    bucket = get.get("bucket") or "auto"
+    bucket = asked.bucket or "auto"
     if bucket == "auto":
         span = (end or last_ts) - (start or first_ts)
         bucket_seconds = auto_bucket_seconds(max(span, timedelta(seconds=1)))

@@ -140,6 +140,25 @@ class TestWithData:
         assert response.status_code == 422
         assert "detail" in response.json()
 
+    @pytest.mark.parametrize(
+        ("query", "detail"),
+        [
+            ("commit-rate?bucket=fast", "bucket must look like 30s, 5m, 1h or 1d, got 'fast'"),
+            ("error-rate?end=soon", "end must be an RFC 3339 time, got 'soon'"),
+            ("stalls?min_gap=-5m", "min_gap must look like 30s, 5m, 1h or 1d, got '-5m'"),
+            (
+                "agents?start=2026-01-14T12:00:00Z&end=2026-01-14T11:00:00Z",
+                "start must be before end",
+            ),
+            ("work-and-claims?bucket=1.5s", "bucket must be a whole number of seconds, got '1.5s'"),
+        ],
+    )
+    def test_a_bad_parameter_is_one_line_naming_it(
+        self, client: Client, auth_headers: dict, query: str, detail: str
+    ) -> None:
+        response = client.get(f"/api/runs/team/run-1/{query}", headers=auth_headers)
+        assert (response.status_code, response.json()) == (422, {"detail": detail})
+
     def test_ingest_over_http(self, client: Client, auth_headers: dict) -> None:
         body = b'{"ts":"2026-01-14T12:00:00Z","run":"team/run-1","agent":"w","event":"stop","id":"s1"}\nnot json\n'
         response = client.post(

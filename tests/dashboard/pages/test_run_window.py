@@ -61,6 +61,17 @@ def test_from_and_to_are_utc_and_travel_in_chart_urls() -> None:
     assert "last" not in w.params()
 
 
+def test_start_and_end_are_read_as_from_and_to() -> None:
+    w = window("start=2026-01-14T12:00&end=2026-01-14T13:30:15&bucket=15m")
+    assert (w.start, w.end, w.last, w.bucket_seconds) == (
+        datetime(2026, 1, 14, 12, tzinfo=UTC),
+        datetime(2026, 1, 14, 13, 30, 15, tzinfo=UTC),
+        "",
+        900,
+    )
+    assert w.params() == window("from=2026-01-14T12:00&to=2026-01-14T13:30:15&bucket=15m").params()
+
+
 def test_an_unknown_refresh_is_off_and_bad_values_are_parameter_errors() -> None:
     assert window("refresh=5").refresh == "0"
     for query in (
