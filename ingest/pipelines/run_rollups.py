@@ -38,10 +38,10 @@ from warehouse.schema.events import COMMIT_SQL, ERROR_SQL, LANDED_COMMIT_SQL, SH
 
 Params = Sequence[Any] | dict[str, Any]
 
-# Appending costs a batch about 10 ms where a DuckLake UPDATE or MERGE costs 30 or more
-# (measured); once this many rows of run_rollups could go, they are folded into one per
-# run. (Counted beyond one row per run: 4,317 Claude Code sessions would otherwise be
-# folded again at every batch.)
+# Totals are appended: a DuckLake UPDATE or MERGE costs a batch three times as much or
+# more (bench/run_rollups.md). Once this many rows of run_rollups could go, they are folded
+# into one per run (counted beyond one row per run: a lake of thousands of sessions would
+# otherwise be folded at every batch).
 COMPACT_ROWS = 1000
 
 # One row per run: the same sums as GET /api/runs reads (analytics/runs/queries.py).
@@ -81,9 +81,8 @@ _BATCH_SQL = f"SELECT {', '.join(_TOTALS_INPUT)} FROM events WHERE ingested_at =
 # by Reduced.of), whose first logging of each sha is picked once all batches are merged
 # (its events, commits and errors are counted then: _APPEND_TOTALS).
 # One scan of the batch, and `{extra}` aggregates for the caller's own use. The bulk
-# ingest reduces each chunk where it stages it (38 ms of a worker's CPU for 130,000
-# events, where a scan for each relation took 52 ms), so the loading thread, alone at the
-# transaction's end, adds 1,000,000 events' totals in 0.12 s (new runs) to 0.25 s.
+# ingest reduces each chunk on a worker where it stages it, so the loading thread, alone
+# at the transaction's end, only merges them: a third less of its CPU (bench/run_rollups.md).
 _REDUCE_SQL = """
 SELECT run, agent,
        min(ts) AS first_ts,
@@ -125,7 +124,7 @@ SELECT * FROM batch_commits
 QUALIFY row_number() OVER (PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
 """
 # When no sha repeats among the merged commits (the usual case), each is its own first
-# logging: for 125,000 commits the check costs 10 ms and spares the window's 50-100.
+# logging: the check, 10 ms for 125,000 commits, spares the window (bench/run_rollups.md).
 # A hash collision only sends the batch through the window.
 _SHAS_REPEAT_SQL = "SELECT count(*) > count(DISTINCT hash(run, commit_sha)) FROM batch_commits"
 
@@ -148,9 +147,8 @@ SELECT run, agent FROM run_agents
 """
 
 # When the batches' runs have nothing stored (new runs: PendingTotals.add), every first
-# logging and every agent is new, and run_commits and run_agents are not read: on
-# bench_ingest's 1,000,000 events, 10-15 ms against 60-80 ms for the two lake queries,
-# after the last chunk, when nothing else runs.
+# logging and every agent is new, and run_commits and run_agents are not read (65 ms less
+# after the last chunk of the bench file: bench/run_rollups.md).
 _NEW_RUN_FIRSTS_SQL = """
 SELECT run, commit_sha, ts, source, source_line, ok,
        false AS replaces, NULL::BOOLEAN AS replaced_ok
