@@ -1,4 +1,4 @@
-"""dashboard/run_window.py: the run page's range, bucket and stall threshold."""
+"""dashboard/pages/run_window.py: the run page's range, bucket and stall threshold."""
 
 from datetime import UTC, datetime, timedelta
 

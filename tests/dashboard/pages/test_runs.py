@@ -1,4 +1,4 @@
-"""dashboard/views.py: the runs list, a run's page, its chart JSON and its fragments."""
+"""dashboard/pages/runs.py: the runs list, a run's page, its chart JSON and its fragments."""
 
 import re
 from pathlib import Path
