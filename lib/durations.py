@@ -5,6 +5,9 @@ Owns parsing only; every datetime it returns is UTC-aware.
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from lib.errors import ParameterError
 
@@ -56,6 +59,15 @@ def format_time(value: datetime | None) -> str | None:
     value = value.astimezone(UTC)
     text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
     return text.replace("+00:00", "Z")
+
+
+def _rfc3339(value: Any) -> Any:
+    return format_time(value) if isinstance(value, datetime) else value
+
+
+# A time as every API answer spells it (RFC 3339 UTC with `Z`), for an Out schema's field
+# read from a row's datetime.
+Time = Annotated[str, BeforeValidator(_rfc3339)]
 
 
 def format_duration(seconds: int) -> str:

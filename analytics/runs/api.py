@@ -5,30 +5,18 @@ dataclasses, shaped by the Out schemas here."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
-
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
-from pydantic import BeforeValidator
 
 from analytics.runs import details as run_details
 from analytics.runs import queries
-from lib.durations import format_time, parse_duration
+from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
 router = Router()
 
 # The bucketed endpoints' bucket when none is asked for.
 DEFAULT_BUCKET = "1h"
-
-
-def _rfc3339(value: Any) -> Any:
-    return format_time(value) if isinstance(value, datetime) else value
-
-
-# A time as every answer spells it (RFC 3339 UTC with `Z`), read from a row's datetime.
-Time = Annotated[str, BeforeValidator(_rfc3339)]
 
 
 class RunOut(Schema):

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from datetime import datetime
-from typing import Annotated, Any
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
-from pydantic import BeforeValidator
 
 from analytics.serving import queries as serving
 from analytics.serving.capacity import Capacity, capacity_for
@@ -27,19 +24,11 @@ from analytics.serving.instances import (
     require_instance,
 )
 from analytics.serving.latency import latency as read_latency
-from lib.durations import format_time
+from lib.durations import Time
 from lib.errors import ParameterError
 from lib.window import WindowQuery
 
 router = Router()
-
-
-def _rfc3339(value: Any) -> Any:
-    return format_time(value) if isinstance(value, datetime) else value
-
-
-# A time as every answer spells it (RFC 3339 UTC with `Z`), read from a row's datetime.
-Time = Annotated[str, BeforeValidator(_rfc3339)]
 
 
 class SeriesQuery(Schema):
