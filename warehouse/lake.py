@@ -258,6 +258,16 @@ def fetch_all(
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
 
+def fetch_rows(
+    sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
+    """Run a read query with bound parameters; rows as tuples in the SELECT's order, for a
+    reader that builds its own typed rows from many of them (no dict per row)."""
+    cur = cursor()
+    cur.execute(sql, params or [])
+    return cur.fetchall()
+
+
 def fetch_one(
     sql: str, params: Sequence[Any] | dict[str, Any] | None = None
 ) -> dict[str, Any] | None:

@@ -183,23 +183,22 @@ def read_series(
     # Buckets come back as epoch seconds: converting each distinct one once is far
     # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
     times: dict[int, datetime] = {}
-    for row in warehouse.fetch_all(sql, params):
-        epoch = row["t"]
+    # Tuples in _BUCKETED's column order, straight into the typed rows (no dict per row).
+    for (
+        epoch,
+        inst,
+        metric,
+        eng,
+        le,
+        samples,
+        value_sum,
+        value_max,
+        increase,
+    ) in warehouse.fetch_rows(sql, params):
         when = times.get(epoch)
         if when is None:
             when = times[epoch] = datetime.fromtimestamp(epoch, tz=UTC)
-        out[row["metric"]].append(
-            SeriesRow(
-                when,
-                row["instance"],
-                row["engine"],
-                row["le"],
-                row["samples"],
-                row["value_sum"],
-                row["value_max"],
-                row["increase"],
-            )
-        )
+        out[metric].append(SeriesRow(when, inst, eng, le, samples, value_sum, value_max, increase))
     return out
 
 

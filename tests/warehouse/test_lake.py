@@ -234,3 +234,8 @@ def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: 
     assert any(key.startswith("lake/") and key.endswith(".parquet") for key in keys)
     # Its 240 events were staged in a local Parquet file and inserted from it.
     assert not list((Path(settings.DATA_DIR) / "tmp").glob("*.parquet"))  # type: ignore[attr-defined]
+
+
+def test_fetch_rows_answers_tuples_in_the_selects_order(lake: object) -> None:
+    rows = warehouse.fetch_rows("SELECT 2 AS b, 'x' AS a UNION ALL SELECT ?, 'y' ORDER BY b", [3])
+    assert rows == [(2, "x"), (3, "y")]
