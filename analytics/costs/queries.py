@@ -41,18 +41,21 @@ SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
        coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
        coalesce(sum(cache_write_1h_tokens), 0) AS cache_write_1h_tokens,
        coalesce(sum(output_tokens), 0) AS output_tokens,
-       coalesce(sum(input_tokens) FILTER (WHERE {_LONG}), 0) AS long_input_tokens,
-       coalesce(sum(cached_input_tokens) FILTER (WHERE {_LONG}), 0) AS long_cached_input_tokens,
-       coalesce(sum(output_tokens) FILTER (WHERE {_LONG}), 0) AS long_output_tokens,
-       coalesce(sum(cache_write_tokens) FILTER (WHERE {_LONG}), 0) AS long_cache_write_tokens,
-       coalesce(sum(cache_write_1h_tokens) FILTER (WHERE {_LONG}), 0)
+       coalesce(sum(input_tokens) FILTER (WHERE long), 0) AS long_input_tokens,
+       coalesce(sum(cached_input_tokens) FILTER (WHERE long), 0) AS long_cached_input_tokens,
+       coalesce(sum(output_tokens) FILTER (WHERE long), 0) AS long_output_tokens,
+       coalesce(sum(cache_write_tokens) FILTER (WHERE long), 0) AS long_cache_write_tokens,
+       coalesce(sum(cache_write_1h_tokens) FILTER (WHERE long), 0)
            AS long_cache_write_1h_tokens,
        coalesce(sum(cost_usd), 0) AS logged_usd
-FROM events
-WHERE event = 'llm_call' AND ts >= $start AND ts < $end
+FROM (
+    -- whether a call is long-context, worked out once per row for its five sums
+    SELECT *, {_LONG} AS long
+    FROM events
+    WHERE event = 'llm_call' AND ts >= $start AND ts < $end
+) AS calls
 GROUP BY ALL
 """
-
 TOKEN_FIELDS = (
     "input_tokens",
     "cached_input_tokens",
