@@ -155,8 +155,9 @@ def event_kinds(
 
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
 def agents(request: HttpRequest, run: str, window: Query[WindowQuery]) -> list[dict[str, Any]]:
-    # Flat rows handed over as their dicts: ninja validates a dict a third faster than an
-    # object it must read attribute by attribute (2,000 agents: 43 ms against 67 ms).
+    # Flat rows handed over as their dicts: ninja reads an object attribute by attribute,
+    # a dict a third faster (`python -m bench runs_api`, agents median: 185 ms as objects,
+    # 114-122 ms as dicts, 124 ms before the rows were typed).
     return [vars(agent) for agent in queries.agents(run, window.time_range())]
 
 
