@@ -10,8 +10,18 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from lib.bounds import EVENT_YEARS, REQUEST_SECONDS_YEARS, Years
+
+__all__ = [
+    "EVENT_YEARS",
+    "REQUEST_SECONDS_YEARS",
+    "RFC3339",
+    "Years",
+    "from_unix_seconds",
+    "parse_rfc3339",
+]
 
 # Strict RFC 3339: a date, `T` or space, a time, and a zone (`Z` or an offset).
 _DATE_TIME = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?"
@@ -20,39 +30,6 @@ RFC3339 = rf"^{_DATE_TIME}{_ZONE}$"
 # ASCII digits, as DuckDB's and Arrow's regular expressions (RE2) read \d.
 _ZONED = re.compile(RFC3339, re.ASCII)
 _ZONE_OPTIONAL = re.compile(rf"^{_DATE_TIME}{_ZONE}?$", re.ASCII)
-
-
-@dataclass(frozen=True)
-class Years:
-    """The times a source may give: from January 1st of `first` to before that of `end`."""
-
-    first: int
-    end: int
-
-    @property
-    def first_seconds(self) -> float:
-        return datetime(self.first, 1, 1, tzinfo=UTC).timestamp()
-
-    @property
-    def end_seconds(self) -> float:
-        return datetime(self.end, 1, 1, tzinfo=UTC).timestamp()
-
-    def holds(self, when: datetime) -> bool:
-        return self.first_seconds <= when.timestamp() < self.end_seconds
-
-    def outside_sql(self, column: str) -> str:
-        """The SQL condition that `column` (a TIMESTAMPTZ) falls outside these years."""
-        return (
-            f"{column} < TIMESTAMPTZ '{self.first}-01-01 00:00:00+00' "
-            f"OR {column} >= TIMESTAMPTZ '{self.end}-01-01 00:00:00+00'"
-        )
-
-
-# An event's ts (agent events, transcripts): any time since the epoch, up to where a time
-# in milliseconds read as seconds would land.
-EVENT_YEARS = Years(1970, 2200)
-# A request log's Unix seconds: outside these, almost surely milliseconds or junk.
-REQUEST_SECONDS_YEARS = Years(2000, 2100)
 
 
 def parse_rfc3339(text: str, *, zone_required: bool = True) -> datetime | None:
