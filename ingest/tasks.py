@@ -26,8 +26,15 @@ log = logging.getLogger(__name__)
 
 def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...]) -> dict[str, Any]:
     """Run each pipeline on each folder of its setting. A missing folder is reported and
-    skipped; the others are still read."""
-    totals: dict[str, Any] = {"accepted": 0, "quarantined": 0, "duplicates": 0, "errors": []}
+    skipped; the others are still read. A file that cannot be read is logged (and listed
+    in `failed`) on every pass while it stays broken; the others are still tailed."""
+    totals: dict[str, Any] = {
+        "accepted": 0,
+        "quarantined": 0,
+        "duplicates": 0,
+        "errors": [],
+        "failed": [],
+    }
     for setting, run in sources:
         for folder in getattr(settings, setting):
             try:
@@ -36,6 +43,9 @@ def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...])
                 log.warning("tail: %s", exc)
                 totals["errors"].append(str(exc))
                 continue
+            for failed in summary.failed:
+                log.warning("tail: cannot read %s", failed.line)
+                totals["failed"].append({"file": failed.file, "reason": failed.reason})
             totals["accepted"] += summary.accepted
             totals["quarantined"] += summary.quarantined
             totals["duplicates"] += summary.duplicates

@@ -35,6 +35,7 @@ from ingest.pipelines.adapter_loading import (
     update_tool_calls,
 )
 from ingest.pipelines.loading import IngestSummary, advance_positions, insert_quarantine
+from ingest.sources.files import FailedFile
 
 SOURCE_KIND = parser.SOURCE_KIND
 
@@ -96,14 +97,15 @@ def run_claude_code(
     paths: list[str], *, progress: IO[str] | None = None, batch_bytes: int | None = None
 ) -> IngestSummary:
     """Ingest Claude Code transcripts: a projects folder, session folders or files."""
-    logs = transcript_files.find_logs(paths, "Claude Code")
+    failed: list[FailedFile] = []  # what the folders hold that cannot be read
+    logs = transcript_files.find_logs(paths, "Claude Code", failed)
     recognition = transcript_files.Recognition("Claude Code")
 
     def load(batch: list[transcript_files.FileChunk]) -> transcript_files.Commit:
         return load_batch(batch, recognition)
 
     summary = transcript_files.ingest_logs(
-        logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES
+        logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES, failed
     )
     return recognition.check(summary, paths)
 

@@ -30,6 +30,7 @@ from ingest.pipelines.adapter_loading import (
 )
 from ingest.pipelines.claude_code import rejected_tables
 from ingest.pipelines.loading import IngestSummary, advance_positions, insert_quarantine
+from ingest.sources.files import FailedFile
 
 SOURCE_KIND = parser.SOURCE_KIND
 
@@ -38,7 +39,8 @@ def run_codex(
     paths: list[str], *, progress: IO[str] | None = None, batch_bytes: int | None = None
 ) -> IngestSummary:
     """Ingest Codex rollouts: a sessions folder, day folders or rollout files."""
-    logs = transcript_files.find_logs(paths, "Codex")
+    failed: list[FailedFile] = []  # what the folders hold that cannot be read
+    logs = transcript_files.find_logs(paths, "Codex", failed)
     # States reached by batches parsed in this run, by (source, file key, offset): the
     # next batch of a file starts from one before the writer thread has saved it.
     known: dict[tuple[str, str, int], parser.RolloutState] = {}
@@ -48,7 +50,7 @@ def run_codex(
         return load_batch(batch, known, recognition)
 
     summary = transcript_files.ingest_logs(
-        logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES
+        logs, SOURCE_KIND, load, progress, batch_bytes or transcript_files.BATCH_BYTES, failed
     )
     return recognition.check(summary, paths)
 

@@ -6,7 +6,8 @@ The loader commits the rows and the position in one transaction (ingest/pipeline
 loading.py); when another process committed first, the file is resumed from there. A
 last line without its newline is read when it is complete JSON (a finished file whose
 writer left off the final newline) and otherwise left for the next run, as for agent
-events (a line still being written).
+events (a line still being written). A file that cannot be read on is named in the
+summary's `failed` after the lines before the break are loaded (ingest/sources/files.py).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def ingest_files(
     paths: list[str], source_kind: str, load: LoadChunk, progress: IO[str] | None = None
 ) -> IngestSummary:
     summary = IngestSummary()
-    logs = files.find_files(paths, PATTERNS)
+    logs = files.find_files(paths, PATTERNS, failed=summary.failed)
     summary.files = len(logs)
     positions = read_positions(source_kind)  # one query, however many files
     for log in logs:
@@ -66,7 +67,8 @@ def ingest_files(
             log, source_kind, load, progress, positions.get(str(log.path))
         )
         summary.add(file_summary)
-        summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
+        if not file_summary.failed:
+            summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
     return summary
 
 
@@ -77,13 +79,15 @@ def _ingest_file(
     progress: IO[str] | None,
     stored: Position | None,
 ) -> tuple[IngestSummary, Position]:
-    """Load what is new in one file; returns the summary and the position reached."""
+    """Load what is new in one file; returns the summary and the position reached (where
+    the file broke, if it could not be read on: named in the summary's `failed`)."""
     summary = IngestSummary()
     source = str(log.path)
     while True:
         position = resume_from(log, stored)
+        chunks = files.readable(_chunks(log, position.byte_offset))
         try:
-            for chunk in _chunks(log, position.byte_offset):
+            for chunk in chunks:
                 lines = split_lines(chunk, position.line_no)
                 reached = Position(log.file_key, chunk.end_offset, position.line_no + len(lines))
                 result = load(lines, source, stored, reached)
@@ -95,6 +99,8 @@ def _ingest_file(
                         f"{log.path.name}: line {reached.line_no}: {result.accepted} accepted, "
                         f"{result.quarantined} quarantined, {result.duplicates} duplicates\n"
                     )
+            if chunks.failed is not None:
+                summary.failed.append(chunks.failed)
             return summary, position
         except PositionMoved:
             # Another process loaded this chunk first: resume from its position.
@@ -108,15 +114,11 @@ def _chunks(log: files.LogFile, offset: int) -> Iterator[files.Chunk]:
     for chunk in files.read_chunks(log, offset):
         end = chunk.end_offset
         yield chunk
-    if log.compressed:
-        return  # read_chunks already ends a .gz file's last line at the end of the stream
-    with open(log.path, "rb") as handle:
-        handle.seek(end)
-        rest = handle.read(MAX_FINAL_LINE_BYTES + 1)
-    if not rest or len(rest) > MAX_FINAL_LINE_BYTES or b"\n" in rest:
+    final = files.read_final_line(log, end, MAX_FINAL_LINE_BYTES)
+    if final is None:
         return
     try:
-        orjson.loads(rest)
+        orjson.loads(final.data)
     except orjson.JSONDecodeError:
         return  # still being written: wait for its newline
-    yield files.Chunk(rest, end, end + len(rest))
+    yield final

@@ -1,7 +1,9 @@
 """What every ingest pipeline shares: the summary it prints, read positions committed in
 the same transaction as their rows, and quarantine writes.
 
-Owns the SQL for read_positions and quarantine; must not parse any format.
+Owns the SQL for read_positions and quarantine; must not parse any format. A file that
+cannot be read is named in the summary's `failed` (file, reason), never raised: the
+other files are still loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 import warehouse
+from ingest.sources.files import FailedFile
 
 
 @dataclass
@@ -26,6 +29,9 @@ class IngestSummary:
     pending_bytes: int = 0  # an unterminated last line, left for the next pass
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    # Files (or folders) that could not be read, or read to their end: the rest is loaded,
+    # and the next run tries them again (`manage.py ingest` then exits 2).
+    failed: list[FailedFile] = field(default_factory=list)
     _started: float = field(default_factory=time.monotonic, repr=False)
 
     def add(self, other: IngestSummary) -> None:
@@ -33,6 +39,7 @@ class IngestSummary:
         self.quarantined += other.quarantined
         self.duplicates += other.duplicates
         self.bytes += other.bytes
+        self.failed.extend(other.failed)
 
     def as_dict(self) -> dict[str, Any]:
         self.seconds = round(time.monotonic() - self._started, 3)
@@ -184,6 +191,34 @@ def advance_positions(
         cur.execute(INSERT_POSITIONS_SQL, [source_kind, now_utc()])
     finally:
         cur.unregister("position_moves")
+
+
+# The first lines a run quarantined (those stored since it started), for its report.
+QUARANTINED_SINCE_SQL = """
+SELECT source, line_no, reason
+FROM quarantine
+WHERE source_kind = ? AND ingested_at >= ?
+ORDER BY ingested_at, source, line_no
+LIMIT ?
+"""
+
+
+@dataclass(frozen=True)
+class QuarantinedLine:
+    source: str
+    line_no: int | None
+    reason: str
+
+    @property
+    def line(self) -> str:
+        where = self.source if self.line_no is None else f"{self.source}:{self.line_no}"
+        return f"{where}: {self.reason}"
+
+
+def quarantined_since(source_kind: str, since: datetime, limit: int) -> list[QuarantinedLine]:
+    """The first `limit` lines of this kind quarantined at or after `since`."""
+    rows = warehouse.fetch_all(QUARANTINED_SINCE_SQL, [source_kind, since, limit])
+    return [QuarantinedLine(r["source"], r["line_no"], r["reason"]) for r in rows]
 
 
 def insert_quarantine(cur: warehouse.Cursor, source_kind: str, source: str, rows: pa.Table) -> int:

@@ -5,7 +5,9 @@ A projects folder holds thousands of small transcripts; one transaction per file
 spend its time committing, so a batch carries the chunks of many files and the load
 commits them with every file's new position in one transaction. When another process
 moved one of those positions first, the load raises PositionMoved and the whole pass is
-read again from the stored positions (nothing of the failed batch was kept).
+read again from the stored positions (nothing of the failed batch was kept). A file that
+cannot be read on is named in the summary's `failed`; the lines read before the break go
+in the batch like any others (ingest/sources/files.py).
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ class Recognition:
     recognized: set[str] = field(default_factory=set)
 
     def note(self, batch: list[FileChunk], recognized: set[str]) -> None:
-        self.read_from_start.update(c.source for c in batch if c.start_offset == 0)
+        # Line 1 first: a file's first chunk starts after its byte-order mark, if any.
+        self.read_from_start.update(c.source for c in batch if c.first_line_no == 1)
         self.recognized.update(recognized)
 
     def check(self, summary: IngestSummary, paths: list[str]) -> IngestSummary:
@@ -91,17 +94,25 @@ class Recognition:
         return summary
 
 
-def find_logs(paths: list[str], what: str) -> list[files.LogFile]:
-    """The transcripts under `paths`; a path without any is a one-line SourceError."""
-    logs = files.find_files(paths, PATTERNS)
-    if not logs:
+def find_logs(
+    paths: list[str], what: str, failed: list[files.FailedFile] | None = None
+) -> list[files.LogFile]:
+    """The transcripts under `paths`; a path without any is a one-line SourceError. What
+    the folders hold that cannot be read goes to `failed` (files.find_files)."""
+    logs = files.find_files(paths, PATTERNS, failed=failed)
+    if not logs and not failed:
         raise files.SourceError(f"not a {what} log folder (no *.jsonl files): {' '.join(paths)}")
     return logs
 
 
 def read_batches(
-    logs: list[files.LogFile], source_kind: str, batch_bytes: int = BATCH_BYTES
+    logs: list[files.LogFile],
+    source_kind: str,
+    batch_bytes: int = BATCH_BYTES,
+    failed: list[files.FailedFile] | None = None,
 ) -> Iterator[list[FileChunk]]:
+    """Every file's new whole lines, in batches of about `batch_bytes`; a file that cannot
+    be read on ends at its break, and is named in `failed`."""
     stored = read_positions(source_kind)
     pending: list[FileChunk] = []
     size = 0
@@ -111,7 +122,8 @@ def read_batches(
         position = resume_from(log, expected)
         if position == expected and not log.compressed and position.byte_offset >= log.size:
             continue  # nothing new since the last pass
-        for chunk in files.read_chunks(log, position.byte_offset, batch_bytes):
+        chunks = files.readable(files.read_chunks(log, position.byte_offset, batch_bytes))
+        for chunk in chunks:
             lines = _count_lines(chunk.data)
             reached = Position(log.file_key, chunk.end_offset, position.line_no + lines)
             pending.append(
@@ -124,6 +136,8 @@ def read_batches(
             if size >= batch_bytes:
                 yield pending
                 pending, size = [], 0
+        if chunks.failed is not None and failed is not None:
+            failed.append(chunks.failed)
     if pending:
         yield pending
 
@@ -140,12 +154,14 @@ def ingest_logs(
     load: LoadBatch,
     progress: IO[str] | None = None,
     batch_bytes: int = BATCH_BYTES,
+    failed: list[files.FailedFile] | None = None,
 ) -> IngestSummary:
     """Read every file from its position and load the batches; retried as a whole pass
-    when another process loaded some of the same lines first."""
+    when another process loaded some of the same lines first. `failed`: what finding the
+    files could not read (find_logs), named in the summary with what reading could not."""
     while True:
         try:
-            return _ingest_pass(logs, source_kind, load, progress, batch_bytes)
+            return _ingest_pass(logs, source_kind, load, progress, batch_bytes, failed or [])
         except PositionMoved:
             continue
 
@@ -156,8 +172,9 @@ def _ingest_pass(
     load: LoadBatch,
     progress: IO[str] | None,
     batch_bytes: int,
+    found_failed: list[files.FailedFile],
 ) -> IngestSummary:
-    summary = IngestSummary(files=len(logs))
+    summary = IngestSummary(files=len(logs), failed=list(found_failed))
     reached: dict[str, Position] = {}
 
     def committed(batch: list[FileChunk], result: IngestSummary) -> None:
@@ -176,7 +193,7 @@ def _ingest_pass(
     ):
         in_flight: tuple[list[FileChunk], Future[IngestSummary]] | None = None
         try:
-            for batch in read_batches(logs, source_kind, batch_bytes):
+            for batch in read_batches(logs, source_kind, batch_bytes, summary.failed):
                 commit = load(batch)
                 if in_flight is not None:
                     committed(in_flight[0], in_flight[1].result())
@@ -187,7 +204,9 @@ def _ingest_pass(
         finally:
             if in_flight is not None:
                 in_flight[1].cancel()
-    summary.pending_bytes = _pending(logs, reached, read_positions(source_kind))
+    broken = {f.file for f in summary.failed}
+    readable_logs = [log for log in logs if str(log.path) not in broken]
+    summary.pending_bytes = _pending(readable_logs, reached, read_positions(source_kind))
     return summary
 
 
@@ -200,7 +219,11 @@ def _pending(
         if log.compressed:
             continue
         position = reached.get(str(log.path)) or stored.get(str(log.path))
-        current = files.describe(log.path)
+        try:
+            current = files.describe(log.path)
+        except files.SourceError:
+            continue  # gone since it was read
+
         if position is None or position.file_key != current.file_key:
             pending += current.size
         else:

@@ -213,7 +213,7 @@ def _gzip_chunks(path: Path, handle: BinaryIO, offset: int, chunk_bytes: int) ->
         goal = size + chunk_bytes
         while size < goal:
             try:
-                piece = handle.read1(goal - size)
+                piece = handle.read1(goal - size)  # type: ignore[attr-defined]
             except READ_ERRORS as exc:
                 broken = exc
                 piece = b""

@@ -2,7 +2,9 @@
 
 Each source is a subcommand backed by a pipeline's `run_*` function; progress goes to
 stderr, the summary line to stdout. Exit 0 when the run completed (quarantined lines are
-not a failure); a one-line reason on stderr and exit 1 when it could not run.
+not a failure: the first few are named on stderr); exit 2, the summary still printed,
+when some files could not be read (each named on stderr, and in the summary's `failed`;
+everything else is loaded); a one-line reason on stderr and exit 1 when it could not run.
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ import gc
 import sys
 from argparse import ArgumentParser
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 
+from ingest.parsers import parallel as parallel_parser
+from ingest.parsers import requests as requests_parser
+from ingest.pipelines import agent_events, claude_code, codex, git
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.codex import run_codex
 from ingest.pipelines.git import run_git
-from ingest.pipelines.loading import IngestSummary
+from ingest.pipelines.loading import IngestSummary, now_utc, quarantined_since
 from ingest.pipelines.parallel import run_parallel
 from ingest.pipelines.requests import run_requests
 from ingest.sources.files import SourceError
@@ -86,6 +92,20 @@ SOURCES: dict[str, tuple[str, Callable[[dict[str, Any]], IngestSummary]]] = {
 }
 
 
+# subcommand -> the source_kind its quarantined lines are stored under.
+SOURCE_KINDS = {
+    "agent-events": agent_events.SOURCE_KIND,
+    "requests": requests_parser.SOURCE_KIND,
+    "parallel": parallel_parser.SOURCE_KIND,
+    "claude-code": claude_code.SOURCE_KIND,
+    "codex": codex.SOURCE_KIND,
+    "git": git.SOURCE_KIND,
+}
+# How many failed files and quarantined lines are named on stderr (the rest are counted).
+NAMED_UP_TO = 10
+FAILED_EXIT_STATUS = 2
+
+
 class Command(BaseCommand):
     # System checks import every URL and view (seconds at start-up); ingest needs none.
     requires_system_checks: list[str] = []
@@ -108,11 +128,35 @@ class Command(BaseCommand):
         # collector's full passes stop walking it (0.3 s of CPU per 256 MB of Claude Code
         # transcripts, measured).
         gc.freeze()
+        started = now_utc()
         try:
             summary = runner(options)
         except (SourceError, WarehouseError, ValueError) as exc:
             raise CommandError(str(exc).splitlines()[0]) from exc
         self.stdout.write(orjson.dumps(summary.as_dict()).decode())
+        if summary.quarantined:
+            self._name_quarantined(SOURCE_KINDS[options["source"]], started, summary.quarantined)
+        if summary.failed:
+            for failed in summary.failed[:NAMED_UP_TO]:
+                self.stderr.write(f"cannot read {failed.line}")
+            count = len(summary.failed)
+            more = f" ({count - NAMED_UP_TO} more in the summary)" if count > NAMED_UP_TO else ""
+            raise CommandError(
+                f"{count} file{'s' if count > 1 else ''} could not be read{more};"
+                " everything else is loaded",
+                returncode=FAILED_EXIT_STATUS,
+            )
+
+    def _name_quarantined(self, source_kind: str, started: datetime, count: int) -> None:
+        """The first lines this run quarantined (file, line, reason), and how many more."""
+        try:
+            named = quarantined_since(source_kind, started, NAMED_UP_TO)
+        except WarehouseError:
+            return  # the summary has the count; the report is a courtesy
+        for line in named:
+            self.stderr.write(f"quarantined {line.line}")
+        if count > len(named):
+            self.stderr.write(f"... and {count - len(named)} more quarantined lines")
 
 
 # Extra arguments per source (e.g. `git --run NAME`), added by the sources that need them.

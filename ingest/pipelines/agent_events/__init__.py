@@ -64,7 +64,7 @@ def run_agent_events(
 ) -> IngestSummary:
     """Ingest agent-event files and folders (recursively *.jsonl and *.jsonl.gz)."""
     summary = IngestSummary()
-    logs = files.find_files(paths)
+    logs = files.find_files(paths, failed=summary.failed)
     summary.files = len(logs)
     positions = read_positions(SOURCE_KIND)  # one query, however many files
     for log in logs:
@@ -76,7 +76,8 @@ def run_agent_events(
             commit_bytes=commit_bytes,
         )
         summary.add(file_summary)
-        summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
+        if not file_summary.failed:
+            summary.pending_bytes += files.pending_bytes(log, reached.byte_offset)
     return summary
 
 
@@ -88,11 +89,12 @@ def ingest_file(
     chunk_bytes: int | None = None,
     commit_bytes: int | None = None,
 ) -> tuple[IngestSummary, Position]:
-    """Load what is new in one file; returns the summary and the position reached."""
+    """Load what is new in one file; returns the summary and the position reached (where
+    the file broke, if it could not be read on: named in the summary's `failed`)."""
     summary = IngestSummary()
     source = str(log.path)
 
-    def load_rest() -> Position:
+    def load_rest() -> tuple[Position, files.FailedFile | None]:
         nonlocal stored
         while True:
             try:
@@ -114,7 +116,10 @@ def ingest_file(
         nonlocal stored
         stored = read_position(SOURCE_KIND, source)
 
-    return summary, warehouse.retry_on_conflict(load_rest, before_retry=read_stored)
+    reached, failed = warehouse.retry_on_conflict(load_rest, before_retry=read_stored)
+    if failed is not None:
+        summary.failed.append(failed)
+    return summary, reached
 
 
 def _staging_dirs() -> tuple[Path | None, Path]:
@@ -132,14 +137,16 @@ def _ingest_from(
     summary: IngestSummary,
     progress: IO[str] | None,
     sizes: tuple[int, int],
-) -> Position:
+) -> tuple[Position, files.FailedFile | None]:
     """Load from `start` (the stored position, and where reading resumes) to the end,
-    in transactions of whole chunks, each committing the position after its last."""
+    in transactions of whole chunks, each committing the position after its last. Where
+    the file cannot be read on, the chunks before the break are committed and the
+    reason returned with the position."""
     expected, position = start
     chunk_bytes, commit_bytes = sizes
     remaining = files.end_offset(log) - position.byte_offset
     if remaining <= 0 and not log.compressed:
-        return position  # nothing new (a tailed folder's usual file)
+        return position, None  # nothing new (a tailed folder's usual file)
     bar = None
     if progress is not None and remaining >= PROGRESS_MIN_BYTES:
         bar = tqdm(
@@ -153,7 +160,8 @@ def _ingest_from(
         )
     lake_dir, staging = _staging_dirs()
     load = Load(source)  # its stamp is found by workers.staged_chunks
-    chunks = workers.staged_chunks(log, position, chunk_bytes, load, staging)
+    staged_chunks = workers.staged_chunks(log, position, chunk_bytes, load, staging)
+    chunks = files.readable(staged_chunks)
     loaded_before = False
     try:
         while (item := next(chunks, None)) is not None:
@@ -196,10 +204,10 @@ def _ingest_from(
             loaded_before = True
             expected = position = new
     finally:
-        chunks.close()
+        staged_chunks.close()
         if bar is not None:
             bar.close()
-    return position
+    return position, chunks.failed
 
 
 class BodyError(ValueError):
