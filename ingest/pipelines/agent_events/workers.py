@@ -45,8 +45,8 @@ def staged_chunks(
     """Each chunk from `position` on, read, parsed and staged, with the offset after it.
     When more than half a chunk is left to read, worker threads read, parse and stage the
     next PARSE_AHEAD at once while the caller loads this one; otherwise (and for a .gz
-    file, whose size to come is not known) the chunks are staged one after another on the
-    calling thread. DuckDB, Arrow and NumPy release the GIL, so the workers share the
+    file, whose size to come is not known) the chunks are staged one after another, each
+    when the caller asks for it. DuckDB, Arrow and NumPy release the GIL, so the workers share the
     cores. Meanwhile DuckDB runs each statement on one thread: its statements on a chunk
     gain little from more, and the bench file takes a third less CPU that way
     (bench/agent_events.md). Chunks being parsed (PARSE_AHEAD) and staged ones waiting
@@ -56,10 +56,18 @@ def staged_chunks(
     remaining = files.end_offset(log) - position.byte_offset
     if remaining <= chunk_bytes // 2:
         load.find_stamp()
-        with files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs:
+        # Staged on a thread of its own all the same: the caller asks for the next chunk
+        # inside its transaction, and a statement that fails on the transaction's own
+        # connection (staging retries a chunk holding a line that is not JSON) would
+        # abort it.
+        with (
+            files.chunk_refs(log, position.byte_offset, chunk_bytes) as refs,
+            ThreadPoolExecutor(1, thread_name_prefix="stage-agent-events") as stager,
+        ):
             for ref in refs:
                 after = Future[int]()
-                yield ref.end_offset, _stage(ref, first_line, after, load, folder, None)
+                staged = stager.submit(_stage, ref, first_line, after, load, folder, None)
+                yield ref.end_offset, staged.result()
                 first_line = after
         return
     with (

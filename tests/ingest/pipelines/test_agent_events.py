@@ -292,3 +292,19 @@ def test_the_command_prints_one_json_summary(tmp_path: Path) -> None:
 def test_the_command_fails_in_one_line_for_a_missing_path() -> None:
     with pytest.raises(CommandError, match=r"^no such file or folder: /nonexistent$"):
         call_command("ingest", "agent-events", "/nonexistent")
+
+
+def test_a_gzip_file_whose_later_chunk_holds_a_line_that_is_not_json_loads(
+    tmp_path: Path,
+) -> None:
+    # A .gz file's chunks are staged while the transaction of the one before is open: the
+    # chunk with a line that is not JSON (its unterminated last line here) is staged
+    # again, which must not abort that transaction.
+    log = tmp_path / "a.jsonl.gz"
+    log.write_bytes(gzip.compress(b"".join(event(i) for i in range(30)) + b"not json"))
+    first = run_agent_events([str(log)], chunk_bytes=1 << 20)
+    again = run_agent_events([str(log)], chunk_bytes=1 << 20)
+    assert (first.accepted, first.quarantined, first.failed) == (30, 1, [])
+    assert (again.accepted, again.quarantined) == (0, 0)
+    rows = warehouse.fetch_all("SELECT line_no, raw FROM quarantine")
+    assert rows == [{"line_no": 31, "raw": "not json"}]
