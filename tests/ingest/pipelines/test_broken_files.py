@@ -9,7 +9,9 @@ decompressor, apart from the code under test."""
 
 import gzip
 import io
+import itertools
 import os
+import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +20,8 @@ from pathlib import Path
 import orjson
 import pytest
 from django.core.management import CommandError, call_command
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 import warehouse
 from ingest.pipelines.agent_events import run_agent_events
@@ -282,3 +286,76 @@ def test_ingest_names_the_first_quarantined_lines_and_counts_the_rest(tmp_path: 
     assert reported[0].startswith(f"quarantined {path}:4: ")
     assert reported[9].startswith(f"quarantined {path}:13: ")
     assert reported[10] == "... and 2 more quarantined lines"
+
+
+# One file of the property test: its lines (None: a well-formed event; bytes: a line of
+# junk, never an event), an unterminated tail, and how it is stored.
+LogSpec = tuple[list[bytes | None], bytes, str, int]
+junk_line = st.binary(max_size=30).map(lambda b: b"#" + b.replace(b"\n", b""))
+log_spec = st.tuples(
+    st.lists(st.one_of(st.none(), junk_line), max_size=25),
+    st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")),
+    st.sampled_from(["plain", "gzip", "truncated", "crc", "garbage"]),
+    st.integers(min_value=0, max_value=10_000),  # where a truncated .gz is cut, per 10,000
+)
+ids = itertools.count()
+
+
+def write_log(folder: Path, index: int, spec: LogSpec) -> list[str]:
+    """Write one file of the property test; returns the ids of the events it should load."""
+    lines, tail, how, cut = spec
+    data, ends = b"", []
+    for line in lines:
+        if line is None:
+            ident = f"p{next(ids)}"
+            data += event(0, id=ident)
+            ends.append((len(data), ident))
+        else:
+            data += line + b"\n"
+    data += tail
+    if how == "plain":
+        (folder / f"{index}.jsonl").write_bytes(data)
+        return [ident for _, ident in ends]
+    compressed = gzip.compress(data)
+    if how == "gzip":
+        readable = len(data)
+    elif how == "crc":
+        compressed = crc_broken_gz(data)
+        readable = len(data)
+    elif how == "truncated":
+        compressed = compressed[: len(compressed) * cut // 10_000]
+        readable = len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(compressed))
+    else:
+        compressed = b"xx" + compressed  # not gzip from its first byte
+        readable = 0
+    (folder / f"{index}.jsonl.gz").write_bytes(compressed)
+    return [ident for end, ident in ends if end <= readable]
+
+
+@settings(
+    max_examples=20,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    specs=st.lists(log_spec, min_size=1, max_size=4),
+    chunk_bytes=st.sampled_from([600, 1 << 20]),
+)
+def test_any_mix_of_broken_files_loads_every_well_formed_line_once(
+    tmp_path: Path, specs: list[LogSpec], chunk_bytes: int
+) -> None:
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    expected = sorted(i for n, spec in enumerate(specs) for i in write_log(folder, n, spec))
+
+    first = run_agent_events([str(folder)], chunk_bytes=chunk_bytes, commit_bytes=chunk_bytes)
+    again = run_agent_events([str(folder)], chunk_bytes=chunk_bytes, commit_bytes=chunk_bytes)
+
+    rows = warehouse.fetch_all(
+        "SELECT id FROM events WHERE starts_with(source, ?) ORDER BY id", [f"{folder}/"]
+    )
+    assert sorted(r["id"] for r in rows) == expected
+    assert first.accepted == len(expected)
+    assert (again.accepted, again.quarantined, again.duplicates) == (0, 0, 0)
+    assert {f.file for f in again.failed} == {f.file for f in first.failed}
