@@ -1,9 +1,11 @@
 """The beat task that tails agent-event folders, and the warehouse maintenance task."""
 
 import io
+import logging
 from pathlib import Path
 
 import orjson
+import pytest
 from django.core.management import call_command
 
 import warehouse
@@ -34,6 +36,27 @@ def test_it_reads_new_lines_of_configured_folders(
     second = tail_agent_events()
     assert (first["accepted"], second["accepted"], tail_agent_events()["accepted"]) == (5, 3, 0)
     assert first["errors"] == [f"no such file or folder: {tmp_path / 'missing'}"]
+
+
+def test_a_broken_file_is_logged_on_every_pass_and_the_others_are_still_tailed(
+    lake: Path, tmp_path: Path, settings: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    settings.FLEETSCOPE_TAIL_AGENT_EVENTS = [str(folder)]  # type: ignore[attr-defined]
+    (folder / "a.jsonl.gz").write_bytes(b"not gzip")
+    (folder / "b.jsonl").write_bytes(_events(0, 4))
+    with caplog.at_level(logging.WARNING, logger="ingest.tasks"):
+        first = tail_agent_events()
+        with open(folder / "b.jsonl", "ab") as handle:
+            handle.write(_events(4, 2))
+        second = tail_agent_events()
+    broken = {"file": str(folder / "a.jsonl.gz"), "reason": "Not a gzipped file (b'no')"}
+    assert (first["accepted"], first["failed"]) == (4, [broken])
+    assert (second["accepted"], second["failed"]) == (2, [broken])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"tail: cannot read {folder / 'a.jsonl.gz'}: Not a gzipped file (b'no')"
+    ] * 2
 
 
 def test_maintenance_runs_as_a_task_and_a_command(lake: Path) -> None:

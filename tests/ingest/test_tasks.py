@@ -1,6 +1,7 @@
 """The tail task for live Claude Code and Codex sessions, and its beat entry; every beat
 entry names a task the worker registers (autodiscovered from each app's tasks.py)."""
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -39,6 +40,31 @@ def test_it_reads_what_live_sessions_appended(lake: Path, tmp_path: Path, settin
     assert first["accepted"] + second["accepted"] == 13 + 2
     row = warehouse.fetch_one("SELECT count(*) AS n FROM events WHERE event = 'commit'")
     assert row == {"n": 1}
+
+
+def test_a_broken_transcript_is_reported_and_the_live_ones_are_still_tailed(
+    lake: Path, tmp_path: Path, settings: object
+) -> None:
+    claude = tmp_path / "projects" / "p"
+    claude.mkdir(parents=True)
+    settings.FLEETSCOPE_TAIL_CLAUDE_CODE = [str(tmp_path / "projects")]  # type: ignore[attr-defined]
+    settings.FLEETSCOPE_TAIL_CODEX = []  # type: ignore[attr-defined]
+    session = (FIXTURES / "claude-code-commit-and-tool-error.jsonl").read_bytes()
+    half = session.index(b"\n", len(session) // 2) + 1
+    compressed = gzip.compress(session)
+    (claude / "old.jsonl.gz").write_bytes(compressed[: len(compressed) // 2])
+    (claude / "s.jsonl").write_bytes(session[:half])
+    first = tail_transcripts()
+    with open(claude / "s.jsonl", "ab") as handle:
+        handle.write(session[half:])
+    second = tail_transcripts()
+    assert [f["file"] for f in first["failed"]] == [str(claude / "old.jsonl.gz")]
+    assert [f["file"] for f in second["failed"]] == [str(claude / "old.jsonl.gz")]
+    assert first["failed"][0]["reason"].startswith("truncated: ")
+    # The excerpt's 13 events, each once: the broken copy's readable lines are duplicates.
+    row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    assert row == {"n": 13}
+    assert second["accepted"] > 0
 
 
 def test_the_beat_runs_it_on_the_tail_schedule_and_drops_late_runs() -> None:
