@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, call_command, execute_from_command_line
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -359,3 +359,25 @@ def test_any_mix_of_broken_files_loads_every_well_formed_line_once(
     assert first.accepted == len(expected)
     assert (again.accepted, again.quarantined, again.duplicates) == (0, 0, 0)
     assert {f.file for f in again.failed} == {f.file for f in first.failed}
+
+
+def test_the_command_exits_2_with_the_summary_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.jsonl").write_bytes(_agent_events(range(5)))
+    (tmp_path / "b.jsonl.gz").write_bytes(GARBAGE)
+
+    with pytest.raises(SystemExit) as exited:
+        execute_from_command_line(["manage.py", "ingest", "agent-events", str(tmp_path)])
+
+    out, err = capsys.readouterr()
+    summary = orjson.loads(out)
+    assert exited.value.code == 2
+    assert (summary["accepted"], summary["failed"]) == (
+        5,
+        [{"file": str(tmp_path / "b.jsonl.gz"), "reason": "Not a gzipped file (b'\\x00\\x01')"}],
+    )
+    assert err.splitlines() == [
+        f"cannot read {tmp_path / 'b.jsonl.gz'}: Not a gzipped file (b'\\x00\\x01')",
+        "CommandError: 1 file could not be read; everything else is loaded",
+    ]
