@@ -274,6 +274,31 @@ def test_a_byte_order_mark_and_lone_cr_line_endings_are_read(name: str, tmp_path
     assert stored(source.stored) == 9
 
 
+@pytest.mark.parametrize(
+    ("run", "fixture", "events"),
+    [
+        (run_claude_code, "claude-code-commit-and-tool-error.jsonl", 13),
+        (run_codex, "codex-rollout-0.135.jsonl", 2),
+    ],
+)
+def test_a_transcript_with_a_byte_order_mark_or_lone_cr_endings_is_read(
+    run: Callable[[list[str]], IngestSummary], fixture: str, events: int, tmp_path: Path
+) -> None:
+    session = (AGENT_LOGS / fixture).read_bytes()
+    (tmp_path / "bom").mkdir()
+    (tmp_path / "bom" / "s.jsonl").write_bytes(BOM + session)
+    (tmp_path / "mac").mkdir()
+    (tmp_path / "mac" / "s.jsonl").write_bytes(session.replace(b"\n", b"\r"))
+
+    with_bom = run([str(tmp_path / "bom")])
+    with_cr = run([str(tmp_path / "mac")])
+
+    assert (with_bom.accepted, with_bom.quarantined, with_bom.errors) == (events, 0, [])
+    assert (with_cr.quarantined, with_cr.pending_bytes, with_cr.errors) == (0, 0, [])
+    assert with_cr.duplicates == events  # the same events again, under the other file
+    assert stored("SELECT count(*) AS n FROM events") == events
+
+
 def test_ingest_names_the_first_quarantined_lines_and_counts_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_bytes(_agent_events(range(3)) + b"not json\n" * 12)

@@ -266,3 +266,27 @@ def test_what_a_folder_holds_that_cannot_be_read_is_named_and_skipped(tmp_path: 
         ),
         files.FailedFile(str(tmp_path / "pipe.jsonl"), "not a regular file"),
     ]
+
+
+def test_a_folder_that_cannot_be_listed_is_named_and_the_others_are_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "a.jsonl").write_bytes(b"{}\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Path) -> object:
+        if Path(path).name == "locked":  # as chmod 000 does, for a user who is not root
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    failed: list[files.FailedFile] = []
+
+    found = files.find_files([str(tmp_path)], failed=failed)
+
+    assert [f.path.name for f in found] == ["a.jsonl"]
+    assert failed == [
+        files.FailedFile(str(tmp_path / "locked"), "cannot list folder: Permission denied")
+    ]
