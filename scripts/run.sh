@@ -121,8 +121,7 @@ stop() {
 trap stop EXIT
 
 say "Preparing $FLEETSCOPE_DATA_DIR"
-prepare "$BIN/python" manage.py migrate --noinput -v 0
-prepare "$BIN/python" manage.py migrate_warehouse
+prepare "$BIN/python" manage.py migrate --noinput -v 0 # Django's database, then the warehouse
 prepare "$BIN/python" manage.py collectstatic --noinput -v 0
 login="no demo loaded (--no-demo)"
 if [ "$DEMO" = 1 ]; then

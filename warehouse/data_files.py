@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from warehouse.lake import LAKE, Cursor, WarehouseError, fetch_one, literal
+from warehouse.lake import LAKE, Cursor, WarehouseError, fetch_one, literal, not_migrated
 
 
 def local_table_dir(table: str) -> Path | None:
@@ -36,7 +36,7 @@ def local_table_dir(table: str) -> Path | None:
         [table],
     )
     if row is None:
-        raise WarehouseError(f"no table {table} in the warehouse (run migrate)")
+        raise not_migrated() or WarehouseError(f"no table {table} in the warehouse")
     folder = Path(row["table_path"])
     if row["table_rel"]:
         folder = Path(row["schema_path"]) / folder

@@ -60,6 +60,40 @@ class WarehouseError(RuntimeError):
     """The warehouse could not be opened or written; the message is one line for users."""
 
 
+class NotMigrated(WarehouseError):
+    """The warehouse lacks tables or changes its schema has: the message names the data dir
+    and the command to run (warehouse.migrations says what is missing)."""
+
+
+# Set by warehouse.migrations: what, if anything, the warehouse's schema lacks, as the one
+# line NotMigrated carries. A statement naming a table or column that does not exist is
+# explained with it, so a warehouse never migrated says so instead of DuckDB's
+# "Table read_positions does not exist".
+_schema_problem: Callable[[], str | None] | None = None
+
+
+def explain_catalog_errors_with(problem: Callable[[], str | None]) -> None:
+    global _schema_problem
+    _schema_problem = problem
+
+
+def not_migrated() -> NotMigrated | None:
+    """NotMigrated when the warehouse's schema lacks migrations, else None."""
+    message = _schema_problem() if _schema_problem is not None else None
+    return NotMigrated(message) if message else None
+
+
+def _explained(exc: duckdb.Error) -> BaseException:
+    """The error to raise for a statement that failed with `exc`: NotMigrated when the
+    schema lacks migrations and the statement named what they would create."""
+    if isinstance(exc, duckdb.CatalogException | duckdb.BinderException):
+        error = not_migrated()
+        if error is not None:
+            error.__cause__ = exc
+            return error
+    return exc
+
+
 # --- opening -----------------------------------------------------------------------------
 
 
@@ -210,6 +244,14 @@ def cursor() -> duckdb.DuckDBPyConnection:
     return cur
 
 
+def separate_cursor() -> duckdb.DuckDBPyConnection:
+    """A new connection to the warehouse, outside this thread's transaction; the caller
+    closes it."""
+    cur = _root().cursor()
+    cur.execute(f"USE {LAKE}")
+    return cur
+
+
 @contextmanager
 def single_threaded() -> Iterator[None]:
     """Run this process's warehouse statements on one DuckDB thread meanwhile (`threads`
@@ -253,7 +295,7 @@ def fetch_all(
 ) -> list[dict[str, Any]]:
     """Run a read query with bound parameters; rows as dicts keyed by column name."""
     cur = cursor()
-    cur.execute(sql, params or [])
+    _execute(cur, sql, params)
     columns = [d[0] for d in cur.description or []]
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
@@ -264,8 +306,17 @@ def fetch_rows(
     """Run a read query with bound parameters; rows as tuples in the SELECT's order, for a
     reader that builds its own typed rows from many of them (no dict per row)."""
     cur = cursor()
-    cur.execute(sql, params or [])
+    _execute(cur, sql, params)
     return cur.fetchall()
+
+
+def _execute(
+    cur: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] | None
+) -> None:
+    try:
+        cur.execute(sql, params or [])
+    except duckdb.Error as exc:
+        raise _explained(exc) from exc
 
 
 def fetch_one(
@@ -307,6 +358,9 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
         try:
             yield cur
             cur.execute("COMMIT")
+        except duckdb.Error as exc:
+            _rollback(cur)
+            raise _explained(exc) from exc
         except BaseException:
             _rollback(cur)
             raise
