@@ -131,10 +131,12 @@ if [ "$DEMO" = 1 ]; then
   login="$(tail -n 1 "$LOGS/load_demo.out")"
 fi
 
+# Light on a laptop (under 1 GiB in all on the demo: `python -m bench footprint`): one
+# gunicorn worker with threads (scripts/gunicorn.conf.py), and Celery's solo pool, which
+# runs tasks in the worker process itself instead of a forked child of the same size.
 start web "$BIN/gunicorn" dashboard.wsgi:application \
-  --bind "127.0.0.1:$PORT" --workers 2 --threads 4 --timeout 120 --graceful-timeout 5 \
-  --access-logfile - --error-logfile - --log-level warning
-start worker "$BIN/celery" -A dashboard worker -Q celery,warehouse --concurrency 1 --loglevel INFO
+  --config scripts/gunicorn.conf.py --bind "127.0.0.1:$PORT"
+start worker "$BIN/celery" -A dashboard worker -Q celery,warehouse --pool solo --loglevel INFO
 start beat "$BIN/celery" -A dashboard beat --loglevel INFO \
   --schedule "$FLEETSCOPE_DATA_DIR/celerybeat-schedule"
 
