@@ -34,8 +34,10 @@ DUCKDB_VERSION = "v1.5.5"
 # An insert of up to this many rows is kept in the catalog (DuckLake's data inlining)
 # instead of becoming a Parquet file of its own; ducklake_flush_inlined_data writes them out.
 INLINED_ROWS_UP_TO = 100
-# Files in the data path that no snapshot knows are deleted by maintenance once this old:
-# a load that died between writing a file and committing it (add_data_file) leaves one.
+# Files in the data path that no snapshot knows are deleted by maintenance once this old.
+# A load killed before its commit leaves some: they go at the next writer's start already
+# (warehouse.data_files.remove_uncommitted_files); this catches those it cannot prove
+# abandoned (DuckLake's own files with a PostgreSQL catalog, files named otherwise).
 ORPHANS_OLDER_THAN_HOURS = 24
 
 # (pip package, file it ships, name DuckDB expects): DuckDB derives the entry point from
@@ -345,6 +347,26 @@ def _writer_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# Run once per process by its first writer, holding the writer lock, before its first
+# transaction (warehouse.data_files registers the removal of files no transaction will
+# commit). Per pid: a forked worker is a writer of its own.
+_writer_start: list[Callable[[duckdb.DuckDBPyConnection], object]] = []
+_writer_started_pid: int | None = None
+
+
+def on_writer_start(hook: Callable[[duckdb.DuckDBPyConnection], object]) -> None:
+    _writer_start.append(hook)
+
+
+def _start_writer(cur: duckdb.DuckDBPyConnection) -> None:
+    global _writer_started_pid
+    if _writer_started_pid == os.getpid():
+        return
+    _writer_started_pid = os.getpid()
+    for hook in _writer_start:
+        hook(cur)
+
+
 @contextmanager
 def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
     """One warehouse transaction, held while the block runs: committed when it ends,
@@ -354,6 +376,7 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
     while its next chunk is parsed."""
     with _writer_lock():
         cur = cursor()
+        _start_writer(cur)
         cur.execute("BEGIN TRANSACTION")
         try:
             yield cur
@@ -430,6 +453,7 @@ def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
 
     with _writer_lock():
         cur = cursor()
+        swept = [hook(cur) for hook in _writer_start]
         maintain(cur)
         files = cur.execute(
             f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
@@ -440,8 +464,9 @@ def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
             [ORPHANS_OLDER_THAN_HOURS],
         ).fetchall()
     snapshots = fetch_one(f"SELECT count(*) AS n FROM {LAKE}.snapshots()")
+    uncommitted = sum(len(found) for found in swept if isinstance(found, list))
     return {
-        "files_removed": len(files),
+        "files_removed": len(files) + uncommitted,
         "snapshots": int(snapshots["n"]) if snapshots else 0,
         "seconds": round(time.monotonic() - started, 3),
     }
