@@ -364,7 +364,10 @@ def _start_writer(cur: duckdb.DuckDBPyConnection) -> None:
         return
     _writer_started_pid = os.getpid()
     for hook in _writer_start:
-        hook(cur)
+        try:
+            hook(cur)
+        except (OSError, duckdb.Error):  # a clean-up that failed must not stop the write
+            log.warning("writer start-up hook %s failed", hook.__name__, exc_info=True)
 
 
 @contextmanager
