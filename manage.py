@@ -16,7 +16,14 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         # Django would print a traceback; the message already names the variable and value.
         sys.exit(f"{exc}")
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except Exception as exc:
+        from warehouse import NotMigrated
+
+        if isinstance(exc, NotMigrated):  # any command: one line naming the data dir and fix
+            sys.exit(f"CommandError: {exc}")
+        raise
 
 
 if __name__ == "__main__":

@@ -7,12 +7,12 @@ from typing import Any
 
 from celery import shared_task
 
-import warehouse
-
 
 @shared_task(name="analytics.maintain_warehouse", ignore_result=True)
 def maintain_warehouse(keep_snapshots_days: int = 7) -> dict[str, Any]:
     """Merge small files, expire old snapshots, delete unreferenced files."""
+    import warehouse  # here, not at start-up: beat imports this module for the task names
+
     return warehouse.run_maintenance(keep_snapshots_days=keep_snapshots_days)
 
 

@@ -13,6 +13,10 @@ from typing import Any
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+# Celery's Django fixup runs Django's system checks in beat and in each worker, and the URL
+# check imports every page and the API (DuckDB, pyarrow, plotly: ~110 MB in beat, which
+# runs no task). `manage.py migrate` runs them at each `make run` and deploy.
+os.environ.setdefault("CELERY_SKIP_CHECKS", "1")
 
 app = Celery("fleetscope")
 app.config_from_object("django.conf:settings", namespace="CELERY")

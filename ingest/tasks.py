@@ -9,17 +9,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 from django.conf import settings
 
-from ingest.pipelines.agent_events import run_agent_events
-from ingest.pipelines.claude_code import run_claude_code
-from ingest.pipelines.codex import run_codex
-from ingest.pipelines.loading import IngestSummary
-from ingest.scrape_targets import run_retention, scrape_due_targets
-from ingest.sources.files import SourceError
+if TYPE_CHECKING:
+    from ingest.pipelines.loading import IngestSummary
+
+# The pipelines are imported in the tasks that run them: they bring pyarrow, numpy and
+# DuckDB (~80 MB), which beat, importing this module for the task names, never needs.
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +27,8 @@ def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...])
     """Run each pipeline on each folder of its setting. A missing folder is reported and
     skipped; the others are still read. A file that cannot be read is logged (and listed
     in `failed`) on every pass while it stays broken; the others are still tailed."""
+    from ingest.sources.files import SourceError
+
     totals: dict[str, Any] = {
         "accepted": 0,
         "quarantined": 0,
@@ -55,14 +56,20 @@ def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...])
 @shared_task(name="ingest.tail_agent_events", ignore_result=True)
 def tail_agent_events() -> dict[str, Any]:
     """Read new lines from every configured agent-event folder (FLEETSCOPE_TAIL_AGENT_EVENTS)."""
+    from ingest.pipelines.agent_events import run_agent_events
+
     return _tail((("FLEETSCOPE_TAIL_AGENT_EVENTS", run_agent_events),))
 
 
-# (setting, pipeline) for the transcript folders the tail task reads.
-_TRANSCRIPT_SOURCES: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...] = (
-    ("FLEETSCOPE_TAIL_CLAUDE_CODE", run_claude_code),
-    ("FLEETSCOPE_TAIL_CODEX", run_codex),
-)
+def _transcript_sources() -> tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...]:
+    """(setting, pipeline) for the transcript folders the tail task reads."""
+    from ingest.pipelines.claude_code import run_claude_code
+    from ingest.pipelines.codex import run_codex
+
+    return (
+        ("FLEETSCOPE_TAIL_CLAUDE_CODE", run_claude_code),
+        ("FLEETSCOPE_TAIL_CODEX", run_codex),
+    )
 
 
 @shared_task(name="ingest.tail_transcripts", ignore_result=True)
@@ -70,17 +77,21 @@ def tail_transcripts() -> dict[str, Any]:
     """Read what live Claude Code and Codex sessions appended since the last pass, from the
     folders in FLEETSCOPE_TAIL_CLAUDE_CODE and FLEETSCOPE_TAIL_CODEX (a line still being
     written waits for the next pass)."""
-    return _tail(_TRANSCRIPT_SOURCES)
+    return _tail(_transcript_sources())
 
 
 @shared_task(name="ingest.scrape_vllm_targets", ignore_result=True)
 def scrape_vllm_targets() -> dict[str, int]:
     """Scrape every due target; load the spool (and roll up closed minutes) when due."""
+    from ingest.scrape_targets import scrape_due_targets
+
     return scrape_due_targets()
 
 
 @shared_task(name="ingest.serving_retention", ignore_result=True)
 def serving_retention() -> str | None:
     """Delete raw serving samples past the retention window (already rolled up)."""
+    from ingest.scrape_targets import run_retention
+
     cutoff: datetime | None = run_retention()
     return cutoff.isoformat() if cutoff else None

@@ -13,6 +13,7 @@ from warehouse.lake import (
     Conflict,
     Cursor,
     InvalidInput,
+    NotMigrated,
     WarehouseError,
     close,
     cursor,
@@ -26,7 +27,7 @@ from warehouse.lake import (
     transaction,
     write,
 )
-from warehouse.migrations import all_migrations, migrate, schema_version
+from warehouse.migrations import all_migrations, migrate, pending, schema_problem, schema_version
 from warehouse.schema.migration import Migration
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Cursor",
     "InvalidInput",
     "Migration",
+    "NotMigrated",
     "WarehouseError",
     "add_data_file",
     "all_migrations",
@@ -48,8 +50,10 @@ __all__ = [
     "lake",
     "local_table_dir",
     "migrate",
+    "pending",
     "retry_on_conflict",
     "run_maintenance",
+    "schema_problem",
     "schema_version",
     "single_threaded",
     "transaction",

@@ -34,8 +34,10 @@ DUCKDB_VERSION = "v1.5.5"
 # An insert of up to this many rows is kept in the catalog (DuckLake's data inlining)
 # instead of becoming a Parquet file of its own; ducklake_flush_inlined_data writes them out.
 INLINED_ROWS_UP_TO = 100
-# Files in the data path that no snapshot knows are deleted by maintenance once this old:
-# a load that died between writing a file and committing it (add_data_file) leaves one.
+# Files in the data path that no snapshot knows are deleted by maintenance once this old.
+# A load killed before its commit leaves some: they go at the next writer's start already
+# (warehouse.data_files.remove_uncommitted_files); this catches those it cannot prove
+# abandoned (DuckLake's own files with a PostgreSQL catalog, files named otherwise).
 ORPHANS_OLDER_THAN_HOURS = 24
 
 # (pip package, file it ships, name DuckDB expects): DuckDB derives the entry point from
@@ -58,6 +60,40 @@ InvalidInput = duckdb.InvalidInputException
 
 class WarehouseError(RuntimeError):
     """The warehouse could not be opened or written; the message is one line for users."""
+
+
+class NotMigrated(WarehouseError):
+    """The warehouse lacks tables or changes its schema has: the message names the data dir
+    and the command to run (warehouse.migrations says what is missing)."""
+
+
+# Set by warehouse.migrations: what, if anything, the warehouse's schema lacks, as the one
+# line NotMigrated carries. A statement naming a table or column that does not exist is
+# explained with it, so a warehouse never migrated says so instead of DuckDB's
+# "Table read_positions does not exist".
+_schema_problem: Callable[[], str | None] | None = None
+
+
+def explain_catalog_errors_with(problem: Callable[[], str | None]) -> None:
+    global _schema_problem
+    _schema_problem = problem
+
+
+def not_migrated() -> NotMigrated | None:
+    """NotMigrated when the warehouse's schema lacks migrations, else None."""
+    message = _schema_problem() if _schema_problem is not None else None
+    return NotMigrated(message) if message else None
+
+
+def _explained(exc: duckdb.Error) -> BaseException:
+    """The error to raise for a statement that failed with `exc`: NotMigrated when the
+    schema lacks migrations and the statement named what they would create."""
+    if isinstance(exc, duckdb.CatalogException | duckdb.BinderException):
+        error = not_migrated()
+        if error is not None:
+            error.__cause__ = exc
+            return error
+    return exc
 
 
 # --- opening -----------------------------------------------------------------------------
@@ -210,6 +246,14 @@ def cursor() -> duckdb.DuckDBPyConnection:
     return cur
 
 
+def separate_cursor() -> duckdb.DuckDBPyConnection:
+    """A new connection to the warehouse, outside this thread's transaction; the caller
+    closes it."""
+    cur = _root().cursor()
+    cur.execute(f"USE {LAKE}")
+    return cur
+
+
 @contextmanager
 def single_threaded() -> Iterator[None]:
     """Run this process's warehouse statements on one DuckDB thread meanwhile (`threads`
@@ -253,7 +297,7 @@ def fetch_all(
 ) -> list[dict[str, Any]]:
     """Run a read query with bound parameters; rows as dicts keyed by column name."""
     cur = cursor()
-    cur.execute(sql, params or [])
+    _execute(cur, sql, params)
     columns = [d[0] for d in cur.description or []]
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
@@ -264,8 +308,17 @@ def fetch_rows(
     """Run a read query with bound parameters; rows as tuples in the SELECT's order, for a
     reader that builds its own typed rows from many of them (no dict per row)."""
     cur = cursor()
-    cur.execute(sql, params or [])
+    _execute(cur, sql, params)
     return cur.fetchall()
+
+
+def _execute(
+    cur: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] | None
+) -> None:
+    try:
+        cur.execute(sql, params or [])
+    except duckdb.Error as exc:
+        raise _explained(exc) from exc
 
 
 def fetch_one(
@@ -294,6 +347,29 @@ def _writer_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# Run once per process by its first writer, holding the writer lock, before its first
+# transaction (warehouse.data_files registers the removal of files no transaction will
+# commit). Per pid: a forked worker is a writer of its own.
+_writer_start: list[Callable[[duckdb.DuckDBPyConnection], object]] = []
+_writer_started_pid: int | None = None
+
+
+def on_writer_start(hook: Callable[[duckdb.DuckDBPyConnection], object]) -> None:
+    _writer_start.append(hook)
+
+
+def _start_writer(cur: duckdb.DuckDBPyConnection) -> None:
+    global _writer_started_pid
+    if _writer_started_pid == os.getpid():
+        return
+    _writer_started_pid = os.getpid()
+    for hook in _writer_start:
+        try:
+            hook(cur)
+        except (OSError, duckdb.Error):  # a clean-up that failed must not stop the write
+            log.warning("writer start-up hook %s failed", hook.__name__, exc_info=True)
+
+
 @contextmanager
 def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
     """One warehouse transaction, held while the block runs: committed when it ends,
@@ -303,10 +379,14 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
     while its next chunk is parsed."""
     with _writer_lock():
         cur = cursor()
+        _start_writer(cur)
         cur.execute("BEGIN TRANSACTION")
         try:
             yield cur
             cur.execute("COMMIT")
+        except duckdb.Error as exc:
+            _rollback(cur)
+            raise _explained(exc) from exc
         except BaseException:
             _rollback(cur)
             raise
@@ -376,6 +456,7 @@ def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
 
     with _writer_lock():
         cur = cursor()
+        swept = [hook(cur) for hook in _writer_start]
         maintain(cur)
         files = cur.execute(
             f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
@@ -386,8 +467,9 @@ def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
             [ORPHANS_OLDER_THAN_HOURS],
         ).fetchall()
     snapshots = fetch_one(f"SELECT count(*) AS n FROM {LAKE}.snapshots()")
+    uncommitted = sum(len(found) for found in swept if isinstance(found, list))
     return {
-        "files_removed": len(files),
+        "files_removed": len(files) + uncommitted,
         "snapshots": int(snapshots["n"]) if snapshots else 0,
         "seconds": round(time.monotonic() - started, 3),
     }

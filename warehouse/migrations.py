@@ -9,6 +9,10 @@ stays the function.
 
 from __future__ import annotations
 
+import duckdb
+from django.conf import settings
+
+from warehouse import lake
 from warehouse.lake import Cursor, WarehouseError, fetch_one, write
 from warehouse.schema import MIGRATIONS
 from warehouse.schema.migration import Migration
@@ -47,6 +51,42 @@ def migrate() -> list[int]:
         return applied
 
     return write(apply)
+
+
+MIGRATE_COMMAND = "python manage.py migrate"
+
+
+def pending() -> list[int]:
+    """The versions of the migrations not applied yet (all of them on a new warehouse)."""
+    # A cursor of its own: this thread's may be in a transaction a failed statement aborted.
+    cur = lake.separate_cursor()
+    try:
+        rows = cur.execute("SELECT version FROM schema_versions").fetchall()
+    except duckdb.CatalogException:
+        rows = []  # never migrated: no schema_versions table
+    finally:
+        cur.close()
+    done = {int(r[0]) for r in rows}
+    return [m.version for m in all_migrations() if m.version not in done]
+
+
+def schema_problem() -> str | None:
+    """One line for users when the warehouse lacks migrations: which data dir, and the
+    command to run; None when it is up to date."""
+    missing = pending()
+    if not missing:
+        return None
+    if len(missing) == len(all_migrations()):
+        state = "has not been migrated"
+    else:
+        state = f"lacks {len(missing)} schema change(s) (versions {missing})"
+    return (
+        f"the warehouse in {settings.DATA_DIR} {state}: "
+        f"run `FLEETSCOPE_DATA_DIR={settings.DATA_DIR} {MIGRATE_COMMAND}`"
+    )
+
+
+lake.explain_catalog_errors_with(schema_problem)
 
 
 def schema_version() -> int:

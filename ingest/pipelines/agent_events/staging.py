@@ -10,7 +10,6 @@ is store.py's.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,7 +129,7 @@ def stage_lines(lines: pa.Table, load: Load, folder: Path, *, size: int) -> Stag
     suspect = pc.fill_null(
         pc.match_substring_regex(nonblank.column("text"), parser.SUSPECT_LINE), False
     )
-    file = folder / f"fleetscope-{uuid.uuid4()}.parquet"
+    file = warehouse.data_files.staged_file(folder)
     cur.register(
         "chunk_lines", nonblank.select(["line_no", "text"]).append_column("suspect", suspect)
     )
@@ -298,7 +297,7 @@ def _stage_rows(
             staged.rows = rows
         else:
             staged.reduced = run_rollups.reduce_rows(cur, "staged_rows")
-            staged.file = folder / f"fleetscope-{uuid.uuid4()}.parquet"
+            staged.file = warehouse.data_files.staged_file(folder)
             warehouse.data_files.copy_to_parquet(cur, "SELECT * FROM staged_rows", staged.file)
     finally:
         cur.unregister("staged_rows")
