@@ -1,11 +1,13 @@
-"""The Costs page: the daily report for any day, daily spend charts by model and by run,
-the CSV download, team budgets and recent report deliveries. Views only: data from
-analytics.costs.report, figures from analytics.costs.charts.
+"""The Costs page: the daily report for any day (the latest day with spend when none is
+asked for), daily spend charts by model and by run, the CSV download, team budgets and
+recent report deliveries. Views only: data from analytics.costs.report, figures from
+analytics.costs.charts.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from zoneinfo import ZoneInfo
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,6 +17,7 @@ from django.utils.http import urlencode
 
 from analytics import charts
 from analytics.costs import charts as cost_charts
+from analytics.costs import queries as cost_queries
 from analytics.costs import report_formats as formats
 from analytics.costs.api import read_day
 from analytics.costs.models import ReportDelivery
@@ -25,10 +28,26 @@ CHART_DAYS = 30
 CHARTS = ("model", "run")  # daily spend stacked by model, by run
 
 
+def latest_spend_day(zone: ZoneInfo) -> date:
+    """The latest day (in `zone`) with priced spend among the CHART_DAYS ending on the day
+    of the latest call; that day itself when none of them is priced (the page then says
+    which models lack a price); yesterday before any call, as the API's default."""
+    latest = cost_queries.latest_call_time()
+    if latest is None:
+        return read_day(None, zone.key)
+    last_day = latest.astimezone(zone).date()
+    series = build_spend_series(last_day, CHART_DAYS, zone.key)
+    for n in reversed(range(len(series.days))):
+        if any(values[n] for values in series.by_model.values()):
+            return series.days[n]
+    return last_day
+
+
 def _read(request: HttpRequest) -> tuple[date, str]:
     tz = request.GET.get("tz") or "UTC"
     zone = read_zone(tz)
-    return read_day(request.GET.get("date"), zone.key), zone.key
+    asked = request.GET.get("date")
+    return (read_day(asked, zone.key) if asked else latest_spend_day(zone)), zone.key
 
 
 def _problem(exc: Exception) -> HttpResponse:
