@@ -98,5 +98,7 @@ def overview_chart(request: HttpRequest) -> HttpResponse:
     for name, data in sorted(serving.fleet_series(w).items()):
         kv[name] = [(p.t, p.usage) for p in data.kv_usage]
         preemptions[name] = [(p.t, p.preemptions) for p in data.preemptions]
-    fig = serving_charts.overview_figure(commits, errors, kv, preemptions, run.run if run else None)
+    fig = serving_charts.overview_figure(
+        commits, errors, kv, preemptions, run.run if run else None, (w.start, w.end)
+    )
     return HttpResponse(charts.to_json(fig), content_type="application/json")

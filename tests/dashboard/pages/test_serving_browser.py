@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from analytics.serving import charts as serving_charts
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from ingest.standin.simulation import EngineConfig
@@ -70,3 +71,34 @@ def test_the_overview_page_draws_its_shared_axis_figure(
     page.goto(f"{live_server.url}/overview/?last=1h")
     _expect_charts_drawn(page, 1)
     page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
+
+
+def _notes(chart: Any) -> list[str]:
+    """The chart's annotations as read, each one's lines joined by a space."""
+    return chart.locator(".annotation-text").evaluate_all(
+        "els => els.map(e => [...e.querySelectorAll('tspan.line')]"
+        ".map(t => t.textContent).join(' ') || e.textContent)"
+    )
+
+
+def test_a_range_before_any_scrape_says_what_to_do_instead_of_an_axis(
+    page: Page, live_server: Any, served: None, tmp_path: Path
+) -> None:
+    _log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/serving/?start=2020-01-01T00:00&end=2020-01-01T01:00")
+    _expect_charts_drawn(page, 2)
+    for chart in page.locator(".chart").all():
+        assert _notes(chart) == [serving_charts.NO_INSTANCES]
+        expect(chart.locator(".xtick")).to_have_count(0)
+    page.goto(f"{live_server.url}/overview/?start=2020-01-01T00:00&end=2020-01-01T01:00")
+    _expect_charts_drawn(page, 1)
+    overview = page.locator(".chart")
+    notes = _notes(overview)
+    assert notes[4:] == [
+        "No run selected: ingest agent events with manage.py ingest agent-events PATH.",
+        "No attempts in this range, so no error rate: pick a range inside the run.",
+        "No serving instance scraped in this range: register one with manage.py scrape URL.",
+        "No serving instance scraped in this range: register one with manage.py scrape URL.",
+    ]
+    expect(overview.locator(".xtick")).to_have_count(0)
+    page.screenshot(path=str(tmp_path / "overview-empty.png"), full_page=True)
