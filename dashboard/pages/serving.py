@@ -158,7 +158,6 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
             "row": row,
             "instance": instance,
             "capacity": capacity,
-            "capacity_gib": (capacity.capacity_bytes / 2**30) if capacity.capacity_bytes else None,
             "kv_now": _pct(capacity.kv_usage),
             "form": form if row.model else None,
             "config": config,

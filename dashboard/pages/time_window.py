@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from lib import window as request_window
-from lib.durations import parse_duration
+from lib.durations import format_duration, parse_duration
 
 PRESETS = ("15m", "1h", "6h", "24h", "7d", "30d")
 REFRESH_OPTIONS = ("0", "15", "30", "60")
@@ -42,7 +42,7 @@ class PageWindow:
             if self.end:
                 params["end"] = self.end.isoformat().replace("+00:00", "Z")
         if self.bucket_s:
-            params["bucket"] = f"{self.bucket_s}s"
+            params["bucket"] = format_duration(self.bucket_s)
         params.update({k: v for k, v in extra.items() if v})
         return urlencode(params)
 

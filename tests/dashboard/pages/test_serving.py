@@ -65,7 +65,7 @@ def test_instance_page_shows_the_last_scrape_error_and_capacity(
     html = response.content.decode()
     assert response.status_code == 200
     assert "Last scrape error" in html and "HTTP 503 Service Unavailable" in html
-    assert "32000 tokens" in html  # 1000 blocks x 16 tokens x 2 engines
+    assert "32,000 tokens" in html  # 1000 blocks x 16 tokens x 2 engines
     assert client.get("/serving/instance/nope/").status_code == 404
 
 
@@ -116,7 +116,11 @@ def test_model_config_form_needs_csrf_and_saves(user: object, scraped: None) -> 
     assert response.status_code == 302
     assert ModelConfig.objects.get(model="meta-llama/Llama-3.1-8B").kv_bytes_per_token == 131072
     html = strict.get("/serving/instance/gpu<a>/").content.decode()
-    assert "128.0\xa0KB" in html  # filesizeformat of 131072 bytes
+    # 2 x 32 x 8 x 128 x 2 = 131,072 bytes = 128 KiB per token; 32,000 tokens of it are
+    # 4,194,304,000 bytes = 3.906 GiB.
+    assert '<div class="value">128 KiB</div>' in html
+    assert '<div class="value">3.9 GiB</div>' in html
+    assert "KB" not in html
 
 
 def _insert_commits(run: str, minutes: list[int]) -> None:
@@ -149,3 +153,22 @@ def test_overview_puts_commits_next_to_kv_usage_and_preemptions(
     # one shared time axis: the upper three follow the bottom one
     assert [figure["layout"][f"xaxis{i}"]["matches"] for i in ("", 2, 3)] == ["x4"] * 3
     assert client.get("/overview/?run=nope").status_code == 404
+
+
+def test_overview_counts_have_separators_and_the_bucket_reads_as_a_duration(
+    client: Client, scraped: None
+) -> None:
+    def work(cur: duckdb.DuckDBPyConnection) -> None:
+        run_rollups.insert_events(
+            cur,
+            "INSERT INTO events (run, agent, ts, event, ok, commit_sha, source_kind, source,"
+            " ingested_at) SELECT 'run-1', 'a1', ?::TIMESTAMPTZ + to_minutes(i % 3), 'commit',"
+            " true, 'sha' || i, 'test', 'test', ? FROM range(1001) AS t(i)",
+            lambda stamp: [T0, stamp],
+        )
+
+    warehouse.write(work)  # 1,001 commits in one statement
+    html = client.get(f"/overview/?run=run-1&{RANGE}&bucket=15m").content.decode()
+    assert '<div class="label">Commits</div><div class="value">1,001</div>' in html
+    assert "buckets of 15m" in html
+    assert "900 s" not in html
