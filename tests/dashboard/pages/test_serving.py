@@ -172,3 +172,37 @@ def test_overview_counts_have_separators_and_the_bucket_reads_as_a_duration(
     assert '<div class="label">Commits</div><div class="value">1,001</div>' in html
     assert "buckets of 15m" in html
     assert "900 s" not in html
+
+
+def test_the_picker_shows_the_absolute_range_it_uses(client: Client, scraped: None) -> None:
+    html = client.get(f"/serving/?{RANGE}&bucket=1m").content.decode()
+    assert (
+        'Showing <time datetime="2026-01-01T00:00:00Z">2026-01-01 00:00</time> to '
+        '<time datetime="2026-01-01T01:00:00Z">2026-01-01 01:00</time> UTC, buckets of 1m'
+    ) in html
+    assert '<option value="1m" selected>1m</option>' in html
+
+
+def test_a_bad_range_keeps_the_form_and_says_why_with_422(client: Client, scraped: None) -> None:
+    answer = client.get("/serving/?start=2026-01-01T02:00&end=2026-01-01T01:00&refresh=30")
+    html = answer.content.decode()
+    assert answer.status_code == 422
+    assert 'name="start" step="1" value="2026-01-01T02:00"' in html
+    assert 'name="end" step="1" value="2026-01-01T01:00"' in html
+    assert '<option value="30" selected>30s</option>' in html
+    assert '<p class="error timerange-problem" role="alert">start must be before end</p>' in html
+    typo = client.get("/overview/?start=yesterday")
+    assert typo.status_code == 422
+    assert '<input type="text" name="start" step="1" value="yesterday">' in typo.content.decode()
+    instance = client.get("/serving/instance/gpu<a>/?bucket=7x&engine=1").content.decode()
+    assert '<option value="7x" selected>7x</option>' in instance
+    assert '<input type="hidden" name="engine" value="1">' in instance
+
+
+def test_a_chart_with_a_bad_range_answers_json_with_the_reason(
+    client: Client, scraped: None
+) -> None:
+    answer = client.get("/serving/charts/kv.json?start=2026-01-01T02:00&end=2026-01-01T01:00")
+    assert (answer.status_code, answer.json()) == (422, {"detail": "start must be before end"})
+    overview = client.get("/overview/chart.json?bucket=7x")
+    assert overview.json() == {"detail": "bucket must look like 30s, 5m, 1h or 1d, got '7x'"}

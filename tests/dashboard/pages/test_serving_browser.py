@@ -102,3 +102,31 @@ def test_a_range_before_any_scrape_says_what_to_do_instead_of_an_axis(
     ]
     expect(overview.locator(".xtick")).to_have_count(0)
     page.screenshot(path=str(tmp_path / "overview-empty.png"), full_page=True)
+
+
+def test_the_picker_shows_its_range_and_a_bad_one_keeps_what_was_typed(
+    page: Page, live_server: Any, served: None, tmp_path: Path
+) -> None:
+    _log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/serving/?last=1h")
+    shown = page.locator(".timerange-shown time")
+    expect(shown).to_have_count(2)
+    start, end = (
+        datetime.fromisoformat(t.replace("Z", "+00:00"))
+        for t in shown.evaluate_all("els => els.map(e => e.getAttribute('datetime'))")
+    )
+    # An hour back from now, widened to whole 1-minute buckets at both ends.
+    assert timedelta(hours=1) <= end - start <= timedelta(hours=1, minutes=2)
+    expect(shown.first).to_have_text(start.strftime("%Y-%m-%d %H:%M"))
+    page.fill("input[name=start]", "2026-01-14T12:00")
+    page.fill("input[name=end]", "2026-01-14T10:00")
+    page.select_option("select[name=bucket]", "5m")
+    with page.expect_response(lambda r: "/serving/?" in r.url) as answer:
+        page.click(".timerange button:text('Apply')")
+    assert answer.value.status == 422
+    expect(page.locator(".timerange-problem")).to_have_text("start must be before end")
+    expect(page.locator("input[name=start]")).to_have_value("2026-01-14T12:00")
+    expect(page.locator("input[name=end]")).to_have_value("2026-01-14T10:00")
+    expect(page.locator("select[name=bucket]")).to_have_value("5m")
+    expect(page.locator(".chart")).to_have_count(0)
+    page.screenshot(path=str(tmp_path / "serving-bad-range.png"), full_page=True)
