@@ -10,7 +10,7 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -54,13 +54,31 @@ def _problem(exc: Exception) -> HttpResponse:
     return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
 
 
+def _day_problem(request: HttpRequest, exc: ParameterError) -> HttpResponse:
+    """422: the day and zone as typed, with why they cannot be read."""
+    typed = request.GET.get("date", "")
+    try:
+        date.fromisoformat(typed or "2000-01-01")
+        day_input = "date"
+    except ValueError:
+        day_input = "text"  # the date picker would show a value it cannot hold as blank
+    context = {
+        "nav": "costs",
+        "day": typed,
+        "day_input": day_input,
+        "tz": request.GET.get("tz", ""),
+        "problem": str(exc),
+    }
+    return render(request, "costs/day_problem.html", context, status=422)
+
+
 @login_required
 def costs_page(request: HttpRequest) -> HttpResponse:
     try:
         day, tz = _read(request)
         report = build_daily_report(day, tz)
     except ParameterError as exc:
-        return _problem(exc)
+        return _day_problem(request, exc)
     query = urlencode({"date": day.isoformat(), "tz": tz})
     return render(
         request,
@@ -87,7 +105,7 @@ def costs_chart(request: HttpRequest, name: str) -> HttpResponse:
         day, tz = _read(request)
         series = build_spend_series(day, CHART_DAYS, tz)
     except ParameterError as exc:
-        return _problem(exc)
+        return JsonResponse({"detail": str(exc)}, status=422)
     spend = series.by_model if name == "model" else series.by_run
     fig = cost_charts.spend_figure(series.days, spend, name)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

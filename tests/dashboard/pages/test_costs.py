@@ -104,9 +104,26 @@ def test_the_csv_downloads(client, spend) -> None:
     assert "total,all,,,,,,2.250000," in answer.content.decode()
 
 
-def test_a_bad_day_is_422(client, lake) -> None:
-    assert client.get("/costs/?date=tomorrow").status_code == 422
-    assert client.get("/costs/?date=2026-01-14&tz=Nowhere/Else").status_code == 422
+def test_a_bad_day_is_422_with_the_form_as_typed_and_the_reason(client, lake) -> None:
+    answer = client.get("/costs/?date=tomorrow&tz=UTC")
+    html = answer.content.decode()
+    assert answer.status_code == 422
+    assert '<input type="text" name="date" value="tomorrow">' in html
+    assert (
+        '<p class="error timerange-problem" role="alert">'
+        "date must be YYYY-MM-DD, got &#x27;tomorrow&#x27;</p>"
+    ) in html
+    zone = client.get("/costs/?date=2026-01-14&tz=Nowhere/Else")
+    assert zone.status_code == 422
+    zone_html = zone.content.decode()
+    assert '<input type="date" name="date" value="2026-01-14">' in zone_html
+    assert 'name="tz" value="Nowhere/Else"' in zone_html
+    assert 'role="alert">unknown time zone &#x27;Nowhere/Else&#x27;</p>' in zone_html
+    chart = client.get("/costs/charts/model.json?date=tomorrow")
+    assert (chart.status_code, chart.json()) == (
+        422,
+        {"detail": "date must be YYYY-MM-DD, got 'tomorrow'"},
+    )
 
 
 def test_without_a_day_the_page_opens_on_the_latest_day_with_spend(client, spend) -> None:
