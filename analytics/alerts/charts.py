@@ -17,6 +17,9 @@ from lib.durations import format_time
 
 ROW_PX = 34  # height of one subject's row; the figure grows with the subjects
 MIN_ROWS = 3  # so one subject's bar still sits on a readable chart
+NEVER_FIRED = (
+    "This rule would not have fired in this range: try a longer range or another threshold."
+)
 
 
 def _bar(
@@ -80,4 +83,6 @@ def preview_timeline_figure(
             legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         )
     )
+    if not firing:  # the time axis is the range previewed, so it stays
+        charts.show_empty(fig, NEVER_FIRED, hide_x=False)
     return fig

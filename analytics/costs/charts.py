@@ -9,9 +9,13 @@ from datetime import date
 
 import plotly.graph_objects as go
 
-from analytics.charts import base_layout
+from analytics.charts import base_layout, show_empty
 
 TOP_SERIES = 8  # more stacked series than this are folded into "other"
+NO_SPEND = (
+    "No priced API spend in these days: pick a day with llm_call events, or load prices"
+    " for their models (manage.py load_prices FILE)."
+)
 
 
 def spend_figure(days: list[date], series: dict[str, list[float]], what: str) -> go.Figure:
@@ -45,4 +49,6 @@ def spend_figure(days: list[date], series: dict[str, list[float]], what: str) ->
             yaxis={"gridcolor": "#eef0f3", "rangemode": "tozero", "title": {"text": "USD"}},
         )
     )
+    if not shown:
+        show_empty(fig, NO_SPEND)
     return fig

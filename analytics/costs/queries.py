@@ -157,3 +157,16 @@ def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False
             )
         )
     return answer
+
+
+_LATEST_CALL_SQL = "SELECT max(ts) AS ts FROM events WHERE event = 'llm_call'"
+
+
+def latest_call_time() -> datetime | None:
+    """When the most recent `llm_call` was made (None before any): where the Costs page
+    starts looking for the latest day with spend."""
+    row = warehouse.fetch_one(_LATEST_CALL_SQL)
+    ts = row["ts"] if row else None
+    if ts is None:
+        return None
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)

@@ -17,6 +17,7 @@ from analytics.runs.drift import Drift, ErrorPoint, Trend
 from analytics.runs.queries import CommitPoint, CommitRate, ErrorRate, Stalls
 from lib.durations import format_duration
 
+NO_BUCKETS = "No events of this run in this range: pick a range inside the run, or all of it."
 STALL_FILL = "rgba(217, 119, 6, 0.16)"  # COLORS["warn"], translucent
 CURRENT_STALL_FILL = "rgba(220, 38, 38, 0.14)"  # COLORS["bad"], translucent
 TREND_COLORS = {Trend.RISING: charts.COLORS["bad"], Trend.FALLING: charts.COLORS["good"]}
@@ -108,19 +109,21 @@ def build_commit_rate_figure(
             shapes=shapes,
             yaxis={
                 "gridcolor": "#eef0f3",
-                "rangemode": "tozero",
                 "title": {"text": f"commits per {_bucket_label(bucket_seconds)}"},
+                **charts.integer_axis(p.commits for p in points),
             },
             yaxis2={
                 "overlaying": "y",
                 "side": "right",
-                "rangemode": "tozero",
                 "showgrid": False,
                 "title": {"text": "total"},
+                **charts.integer_axis(running),
             },
             **LAYOUT,
         )
     )
+    if not points:
+        charts.show_empty(fig, NO_BUCKETS, extra="y2")
     return fig
 
 
@@ -216,9 +219,9 @@ def build_error_rate_figure(errors: ErrorRate) -> go.Figure:
             yaxis2={
                 "overlaying": "y",
                 "side": "right",
-                "rangemode": "tozero",
                 "showgrid": False,
                 "title": {"text": "attempts"},
+                **charts.integer_axis(p.attempts for p in points),
             },
             annotations=[
                 {
@@ -237,4 +240,7 @@ def build_error_rate_figure(errors: ErrorRate) -> go.Figure:
             **LAYOUT,
         )
     )
+    if not points:
+        fig.layout.annotations = ()  # the drift verdict has no buckets to speak of
+        charts.show_empty(fig, NO_BUCKETS, extra="y2")
     return fig

@@ -56,6 +56,16 @@ def _trace(name: str, points: Series, index: int, kind: str, dash: str | None = 
     )
 
 
+# What an empty chart says: what to do to see something.
+NO_SAMPLES = (
+    "No samples in this range: pick a longer range, or check that this instance is being scraped."
+)
+NO_INSTANCES = (
+    "No instance scraped in this range: pick a longer range, or register a vLLM server"
+    " with manage.py scrape URL."
+)
+
+
 def time_series_figure(
     series: Mapping[str, Series],
     *,
@@ -63,9 +73,11 @@ def time_series_figure(
     kind: str = "line",
     y_format: str | None = None,
     y_range: tuple[float, float] | None = None,
-    empty_text: str = "no data in this range",
+    integer: bool = False,
+    empty_text: str = NO_SAMPLES,
 ) -> go.Figure:
-    """One trace per named series; `y_format` e.g. ".0%" for fractions."""
+    """One trace per named series; `y_format` e.g. ".0%" for fractions, `integer` for
+    counts (whole-number ticks). Nothing to draw: `empty_text` and no axes."""
     fig = go.Figure()
     for i, (name, points) in enumerate(series.items()):
         fig.add_trace(_trace(name, points, i, kind))
@@ -78,20 +90,11 @@ def time_series_figure(
         yaxis["tickformat"] = y_format
     if y_range:
         yaxis["range"] = list(y_range)
-    layout = charts.base_layout(yaxis=yaxis, barmode="stack")
-    if not any(series.values()):
-        layout["annotations"] = [
-            {
-                "text": empty_text,
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"color": charts.COLORS["muted"]},
-            }
-        ]
-    fig.update_layout(**layout)
+    if integer:
+        yaxis.update(charts.integer_axis(v for points in series.values() for _, v in points))
+    fig.update_layout(**charts.base_layout(yaxis=yaxis, barmode="stack"))
+    if not any(charts.has_values(v for _, v in points) for points in series.values()):
+        charts.show_empty(fig, empty_text)
     return fig
 
 
@@ -125,7 +128,7 @@ def queue_figure(points: Sequence[QueuePoint]) -> go.Figure:
 def preemptions_figure(points: Sequence[PreemptionPoint]) -> go.Figure:
     """Preemptions per bucket, as bars (preemptions().points)."""
     return time_series_figure(
-        {"preemptions": _preemptions(points)}, y_title="preemptions", kind="bar"
+        {"preemptions": _preemptions(points)}, y_title="preemptions", kind="bar", integer=True
     )
 
 
@@ -162,13 +165,17 @@ def throughput_figure(points: Sequence[ThroughputPoint]) -> go.Figure:
 def fleet_kv_figure(by_instance: Mapping[str, Sequence[KvPoint]]) -> go.Figure:
     """Every instance's KV usage: instance -> fleet_series()[instance].kv_usage."""
     series = {name: _usage(points) for name, points in by_instance.items()}
-    return time_series_figure(series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05))
+    return time_series_figure(
+        series, y_title="KV usage", y_format=".0%", y_range=(0, 1.05), empty_text=NO_INSTANCES
+    )
 
 
 def fleet_preemptions_figure(by_instance: Mapping[str, Sequence[PreemptionPoint]]) -> go.Figure:
     """Every instance's preemptions, stacked: instance -> fleet_series()[instance].preemptions."""
     series = {name: _preemptions(points) for name, points in by_instance.items()}
-    return time_series_figure(series, y_title="preemptions", kind="bar")
+    return time_series_figure(
+        series, y_title="preemptions", kind="bar", integer=True, empty_text=NO_INSTANCES
+    )
 
 
 def overview_figure(
@@ -177,9 +184,11 @@ def overview_figure(
     kv_usage: Mapping[str, Series],
     preemptions: Mapping[str, Series],
     run: str | None,
+    x_range: tuple[datetime, datetime],
 ) -> go.Figure:
-    """Four rows sharing one time axis: commits per bucket, error rate, KV usage per
-    instance, preemptions per instance."""
+    """Four rows sharing one time axis over `x_range` (the window the page shows):
+    commits per bucket, error rate, KV usage per instance, preemptions per instance. A row
+    with nothing to draw says so instead of an empty y axis."""
     titles = (
         f"Commits per bucket ({run})" if run else "Commits per bucket (no run selected)",
         "Error rate (errors / attempts)",
@@ -206,7 +215,48 @@ def overview_figure(
     for row in range(1, 5):
         fig.update_xaxes(type="date", gridcolor="#eef0f3", row=row, col=1)
         fig.update_yaxes(gridcolor="#eef0f3", rangemode="tozero", row=row, col=1)
+    fig.update_xaxes(range=[x_range[0], x_range[1]])
+    fig.update_yaxes(charts.integer_axis(v for _, v in commits), row=1, col=1)
     fig.update_yaxes(tickformat=".0%", row=2, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=3, col=1)
+    fig.update_yaxes(
+        charts.integer_axis(v for points in preemptions.values() for _, v in points), row=4, col=1
+    )
     fig.update_xaxes(title={"text": "UTC"}, row=4, col=1)
+    _overview_empty_rows(fig, commits, error_rate, kv_usage, preemptions, run)
     return fig
+
+
+def _overview_empty_rows(
+    fig: go.Figure,
+    commits: Series,
+    error_rate: Series,
+    kv_usage: Mapping[str, Series],
+    preemptions: Mapping[str, Series],
+    run: str | None,
+) -> None:
+    """The empty state of each row; the shared time axis stays (its range is the page's
+    window), unless no row has anything to draw."""
+    no_serving = (
+        "No serving instance scraped in this range: register one with manage.py scrape URL."
+    )
+    rows = (
+        (
+            [v for _, v in commits],
+            "No run selected: ingest agent events with manage.py ingest agent-events PATH."
+            if run is None
+            else "No commit buckets in this range: pick a range inside the run.",
+        ),
+        (
+            [v for _, v in error_rate],
+            "No attempts in this range, so no error rate: pick a range inside the run.",
+        ),
+        ([v for points in kv_usage.values() for _, v in points], no_serving),
+        ([v for points in preemptions.values() for _, v in points], no_serving),
+    )
+    empty = [not charts.has_values(values) for values, _ in rows]
+    for row, ((_, text), is_empty) in enumerate(zip(rows, empty, strict=True), start=1):
+        if is_empty:
+            suffix = "" if row == 1 else str(row)
+            hide_x = all(empty)
+            charts.show_empty(fig, text, x=f"x{suffix}", y=f"y{suffix}", hide_x=hide_x)

@@ -21,6 +21,11 @@ ENCODING_COLORS = {
     "o200k_base": charts.COLORS["primary"],
     "o200k_harmony": charts.COLORS["good"],
 }
+NO_TRAFFIC = "No requests counted yet: ingest request records with manage.py ingest requests PATH."
+NO_PARALLEL = (
+    "No parallel texts yet: ingest some with manage.py ingest parallel PATH, or pick the"
+    " set shipped with Fleetscope."
+)
 
 
 def _category_layout(y_title: str, **overrides: Any) -> dict[str, Any]:
@@ -53,8 +58,11 @@ def build_tax_figure(
                 hovertemplate="%{y:.2f}\u00d7 English<extra>" + encoding + "</extra>",
             )
         )
-    fig.add_hline(y=1.0, line_dash="dash", line_color=charts.COLORS["bad"], line_width=1)
     fig.update_layout(_category_layout("tokens vs English (\u00d7)"))
+    if not order:
+        charts.show_empty(fig, NO_PARALLEL)
+        return fig
+    fig.add_hline(y=1.0, line_dash="dash", line_color=charts.COLORS["bad"], line_width=1)
     return fig
 
 
@@ -74,7 +82,13 @@ def build_traffic_figure(
                 hovertemplate="%{y:,} tokens<extra>" + encoding + "</extra>",
             )
         )
-    fig.update_layout(_category_layout("tokens"))
+    layout = _category_layout("tokens")
+    layout["yaxis"].update(
+        charts.integer_axis(_tokens(row, name) for row in languages for name in encodings)
+    )
+    fig.update_layout(layout)
+    if not languages:
+        charts.show_empty(fig, NO_TRAFFIC)
     return fig
 
 

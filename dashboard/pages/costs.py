@@ -1,20 +1,23 @@
-"""The Costs page: the daily report for any day, daily spend charts by model and by run,
-the CSV download, team budgets and recent report deliveries. Views only: data from
-analytics.costs.report, figures from analytics.costs.charts.
+"""The Costs page: the daily report for any day (the latest day with spend when none is
+asked for), daily spend charts by model and by run, the CSV download, team budgets and
+recent report deliveries. Views only: data from analytics.costs.report, figures from
+analytics.costs.charts.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from zoneinfo import ZoneInfo
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
 
 from analytics import charts
 from analytics.costs import charts as cost_charts
+from analytics.costs import queries as cost_queries
 from analytics.costs import report_formats as formats
 from analytics.costs.api import read_day
 from analytics.costs.models import ReportDelivery
@@ -25,14 +28,48 @@ CHART_DAYS = 30
 CHARTS = ("model", "run")  # daily spend stacked by model, by run
 
 
+def latest_spend_day(zone: ZoneInfo) -> date:
+    """The latest day (in `zone`) with priced spend among the CHART_DAYS ending on the day
+    of the latest call; that day itself when none of them is priced (the page then says
+    which models lack a price); yesterday before any call, as the API's default."""
+    latest = cost_queries.latest_call_time()
+    if latest is None:
+        return read_day(None, zone.key)
+    last_day = latest.astimezone(zone).date()
+    series = build_spend_series(last_day, CHART_DAYS, zone.key)
+    for n in reversed(range(len(series.days))):
+        if any(values[n] for values in series.by_model.values()):
+            return series.days[n]
+    return last_day
+
+
 def _read(request: HttpRequest) -> tuple[date, str]:
     tz = request.GET.get("tz") or "UTC"
     zone = read_zone(tz)
-    return read_day(request.GET.get("date"), zone.key), zone.key
+    asked = request.GET.get("date")
+    return (read_day(asked, zone.key) if asked else latest_spend_day(zone)), zone.key
 
 
 def _problem(exc: Exception) -> HttpResponse:
     return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+
+
+def _day_problem(request: HttpRequest, exc: ParameterError) -> HttpResponse:
+    """422: the day and zone as typed, with why they cannot be read."""
+    typed = request.GET.get("date", "")
+    try:
+        date.fromisoformat(typed or "2000-01-01")
+        day_input = "date"
+    except ValueError:
+        day_input = "text"  # the date picker would show a value it cannot hold as blank
+    context = {
+        "nav": "costs",
+        "day": typed,
+        "day_input": day_input,
+        "tz": request.GET.get("tz", ""),
+        "problem": str(exc),
+    }
+    return render(request, "costs/day_problem.html", context, status=422)
 
 
 @login_required
@@ -41,7 +78,7 @@ def costs_page(request: HttpRequest) -> HttpResponse:
         day, tz = _read(request)
         report = build_daily_report(day, tz)
     except ParameterError as exc:
-        return _problem(exc)
+        return _day_problem(request, exc)
     query = urlencode({"date": day.isoformat(), "tz": tz})
     return render(
         request,
@@ -68,7 +105,7 @@ def costs_chart(request: HttpRequest, name: str) -> HttpResponse:
         day, tz = _read(request)
         series = build_spend_series(day, CHART_DAYS, tz)
     except ParameterError as exc:
-        return _problem(exc)
+        return JsonResponse({"detail": str(exc)}, status=422)
     spend = series.by_model if name == "model" else series.by_run
     fig = cost_charts.spend_figure(series.days, spend, name)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -18,13 +18,14 @@ from analytics.runs import queries as runs
 from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.instances import list_instances
-from dashboard.pages.time_window import PageWindow, read_window
+from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.errors import NotFoundError, ParameterError
 
 
 def _problem(exc: Exception) -> HttpResponse:
+    """The chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
     status = 404 if isinstance(exc, NotFoundError) else 422
-    return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+    return JsonResponse({"detail": str(exc)}, status=status)
 
 
 def _pick_run(request: HttpRequest, all_runs: list[runs.RunTotals]) -> runs.RunTotals | None:
@@ -54,11 +55,15 @@ def _read(request: HttpRequest) -> tuple[PageWindow, runs.RunTotals | None, serv
 
 @login_required
 def overview_page(request: HttpRequest) -> HttpResponse:
+    all_runs = runs.list_runs()
+    wanted = request.GET.get("run")
     try:
-        all_runs = runs.list_runs()
         page, run, window = _read(request)
-    except (NotFoundError, ParameterError) as exc:
-        return _problem(exc)
+    except NotFoundError as exc:
+        raise Http404(str(exc)) from None
+    except ParameterError as exc:
+        keep = {"run": wanted} if wanted else {}
+        return range_problem(request, exc, title="Overview", nav="overview", keep=keep)
     instances = list_instances()
     # Without an explicit range the chart view resolves the same default (the run's range).
     query = page.query(run=run.run if run else None)
@@ -72,7 +77,7 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "run": run,
             "instances": instances,
             "window": window,
-            "range": page.context(keep),
+            "range": page.context(keep, shown=(window.start, window.end, window.bucket_s)),
             "chart_src": reverse("overview-chart") + "?" + query,
         },
     )
@@ -98,5 +103,7 @@ def overview_chart(request: HttpRequest) -> HttpResponse:
     for name, data in sorted(serving.fleet_series(w).items()):
         kv[name] = [(p.t, p.usage) for p in data.kv_usage]
         preemptions[name] = [(p.t, p.preemptions) for p in data.preemptions]
-    fig = serving_charts.overview_figure(commits, errors, kv, preemptions, run.run if run else None)
+    fig = serving_charts.overview_figure(
+        commits, errors, kv, preemptions, run.run if run else None, (w.start, w.end)
+    )
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -1,8 +1,9 @@
 """The run page's view settings, read from its query string: the time range (a preset
-counted back from the run's latest event, `all`, or explicit UTC from/to, read through
-lib.window as every page reads them, so start/end are accepted too), the bucket (`auto`
-picks one from the range) and the stall threshold. The page, its fragments and its chart
-JSON read the same parameters, so they always show the same window.
+counted back from the run's latest event, `all`, or explicit UTC start/end, read through
+lib.window as every page reads them, so the run page's first names from/to are accepted
+too), the bucket (`auto` picks one from the range) and the stall threshold. The page, its
+fragments and its chart JSON read the same parameters, so they always show the same
+window; the buckets and refresh choices are every page's (dashboard/pages/time_window.py).
 
 Parsing only; a bad value is a ParameterError (the view answers 422).
 """
@@ -10,19 +11,27 @@ Parsing only; a bad value is a ParameterError (the view answers 422).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
+from dashboard.pages.time_window import BUCKETS, REFRESH_OPTIONS, form_time, read_refresh
 from lib.durations import format_duration, parse_bucket_seconds, parse_duration
-from lib.errors import ParameterError
 from lib.window import TimeRange, read_window
 
+__all__ = [
+    "BUCKETS",
+    "MIN_GAPS",
+    "PRESETS",
+    "REFRESH_OPTIONS",
+    "RunWindow",
+    "auto_bucket_seconds",
+    "read_run_window",
+]
+
 PRESETS = ("1h", "6h", "24h", "7d")
-BUCKETS = ("auto", "1m", "5m", "15m", "1h", "6h", "1d")
 MIN_GAPS = ("5m", "10m", "15m", "30m", "1h", "2h")
-REFRESH_OPTIONS = ("0", "10", "30", "60")
 DEFAULT_MIN_GAP = "30m"
 # `auto` takes the narrowest bucket that keeps a chart under this many bars.
 AUTO_MAX_BUCKETS = 120
@@ -57,9 +66,9 @@ class RunWindow:
             params["last"] = self.last
         else:
             if self.start:
-                params["from"] = _local(self.start)
+                params["start"] = form_time(self.start)
             if self.end:
-                params["to"] = _local(self.end)
+                params["end"] = form_time(self.end)
         return params
 
     def query(self, **extra: str) -> str:
@@ -79,17 +88,11 @@ class RunWindow:
 
     @property
     def start_local(self) -> str:
-        return _local(self.start) if self.start else ""
+        return form_time(self.start) if self.start else ""
 
     @property
     def end_local(self) -> str:
-        return _local(self.end) if self.end else ""
-
-
-def _local(value: datetime) -> str:
-    """The form's datetime-local spelling, in UTC (seconds kept only when set)."""
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S" if value.second else "%Y-%m-%dT%H:%M")
+        return form_time(self.end) if self.end else ""
 
 
 def auto_bucket_seconds(span: timedelta) -> int:
@@ -104,8 +107,7 @@ def read_run_window(request: HttpRequest, first_ts: datetime, last_ts: datetime)
     """The window for a run whose events span [first_ts, last_ts]. Presets end open, so
     events logged after the page was drawn show up on the next refresh."""
     get = request.GET
-    refresh = get.get("refresh", "0")
-    refresh = refresh if refresh in REFRESH_OPTIONS else "0"
+    refresh = read_refresh(get)
     min_gap = get.get("min_gap") or DEFAULT_MIN_GAP
     parse_duration(min_gap, name="min_gap")
     asked = read_window(get)
@@ -115,8 +117,7 @@ def read_run_window(request: HttpRequest, first_ts: datetime, last_ts: datetime)
         start = end = None
     elif last:
         start, end = last_ts - parse_duration(last, name="last"), None
-    if start and end and start >= end:
-        raise ParameterError("from must be before to")
+    TimeRange(start, end)  # start before end, or a ParameterError
     bucket = asked.bucket or "auto"
     if bucket == "auto":
         span = (end or last_ts) - (start or first_ts)

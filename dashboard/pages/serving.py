@@ -14,7 +14,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -32,15 +32,16 @@ from analytics.serving.instances import (
 )
 from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
-from dashboard.pages.time_window import PageWindow, read_window
+from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.errors import NotFoundError, ParameterError
 
 QUANTILES = (0.5, 0.95, 0.99)
 
 
 def _problem(exc: Exception) -> HttpResponse:
+    """A chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
     status = 404 if isinstance(exc, NotFoundError) else 422
-    return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+    return JsonResponse({"detail": str(exc)}, status=status)
 
 
 def _window(instance: str | None, page: PageWindow) -> serving.Window:
@@ -64,8 +65,9 @@ def _seconds(value: float | None) -> str:
 def serving_overview(request: HttpRequest) -> HttpResponse:
     try:
         page = read_window(request)
+        shown = _window(None, page)
     except ParameterError as exc:
-        return _problem(exc)
+        return range_problem(request, exc, title="Serving", nav="serving")
     instances = list_instances()
     now = page.end or datetime.now(UTC)
     summary = serving.fleet_summary(now - timedelta(hours=1), now) if instances else {}
@@ -100,7 +102,7 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
             "nav": "serving",
             "rows": rows,
             "never_scraped": never_scraped,
-            "range": page.context(),
+            "range": page.context(shown=(shown.start, shown.end, shown.bucket_s)),
             "kv_src": reverse("serving-fleet-chart", args=["kv"]) + "?" + charts_query,
             "preemptions_src": reverse("serving-fleet-chart", args=["preemptions"])
             + "?"
@@ -118,16 +120,22 @@ class ModelConfigForm(forms.ModelForm):
 
 @login_required
 def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
+    engine = request.GET.get("engine") or None
+    keep = {"engine": engine} if engine else {}
     try:
         row = require_instance(instance)
+    except NotFoundError as exc:
+        raise Http404(str(exc)) from None
+    try:
         page = read_window(request)
+        shown = _window(instance, page)
+    except ParameterError as exc:
+        return range_problem(request, exc, title=instance, nav="serving", keep=keep)
+    try:
         context_tokens = request.GET.get("context")
         capacity = capacity_for(instance, float(context_tokens) if context_tokens else None)
-    except ValueError as exc:  # ParameterError is a ValueError; so is a bad context number
-        return _problem(exc)
-    except NotFoundError as exc:
-        return _problem(exc)
-    engine = request.GET.get("engine") or None
+    except ValueError as exc:  # a context length that is not a number
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
     config = ModelConfig.objects.filter(model=row.model).first() if row.model else None
     form = ModelConfigForm(
         instance=config,
@@ -149,7 +157,6 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
         for name, title in chart_names
     ]
     engines = [str(i) for i in range(row.engines or 1)]
-    keep = {"engine": engine} if engine else {}
     return render(
         request,
         "serving/instance.html",
@@ -158,12 +165,11 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
             "row": row,
             "instance": instance,
             "capacity": capacity,
-            "capacity_gib": (capacity.capacity_bytes / 2**30) if capacity.capacity_bytes else None,
             "kv_now": _pct(capacity.kv_usage),
             "form": form if row.model else None,
             "config": config,
             "failures": [s for s in recent_scrapes(instance, 50) if not s.up][:10],
-            "range": page.context(keep),
+            "range": page.context(keep, shown=(shown.start, shown.end, shown.bucket_s)),
             "engines": engines if len(engines) > 1 else [],
             "engine": engine,
             "charts": charts_list,

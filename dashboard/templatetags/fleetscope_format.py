@@ -1,24 +1,26 @@
-"""Number and duration formatting for page templates: `{% load fleetscope_format %}`.
+"""Number, size and duration formatting for page templates: `{% load fleetscope_format %}`.
 
-Formatting only; every filter returns plain text (autoescaped like any other value) and
-shows an en dash for a missing value.
+One spelling of each kind of value on every page: counts with thousands separators
+(`count`, the reports' own; `thousands` is its first name), sizes in binary units
+(`binary_size`: KiB, MiB, GiB), durations in the compact style the API accepts
+(`duration`: 15m, 1h, 1d; `minutes` for a length in minutes). Formatting only; every
+filter returns plain text (autoescaped like any other value) and shows an en dash for a
+missing value.
 """
 
 from __future__ import annotations
 
 from django import template
 
+from analytics.templatetags.humanize_usd import DASH, count
+from lib.durations import format_duration
+
 register = template.Library()
+thousands = count
+register.filter("count", count)
+register.filter("thousands", thousands)
 
-DASH = "\u2013"
-
-
-@register.filter
-def thousands(value: int | float | None) -> str:
-    """12345 -> 12,345."""
-    if value is None:
-        return DASH
-    return f"{value:,.0f}"
+BINARY_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 @register.filter
@@ -41,15 +43,40 @@ def percent(value: float | None, digits: int = 1) -> str:
 
 
 @register.filter
+def binary_size(value: int | float | None) -> str:
+    """Bytes in powers of 1024: 512 -> 512 B, 131072 -> 128 KiB, 1.5 * 2**30 -> 1.5 GiB
+    (one decimal, dropped when it is 0)."""
+    if value is None:
+        return DASH
+    size = float(value)
+    if abs(size) < 1024:
+        return f"{size:.0f} B"
+    for unit in BINARY_UNITS:
+        size /= 1024
+        if abs(size) < 1024 or unit == BINARY_UNITS[-1]:
+            break
+    text = f"{size:,.1f}".removesuffix(".0")
+    return f"{text} {unit}"
+
+
+@register.filter
+def duration(seconds: int | float | None) -> str:
+    """A whole number of seconds as the API spells a duration: 900 -> 15m, 3600 -> 1h,
+    90 -> 90s."""
+    if seconds is None:
+        return DASH
+    return format_duration(round(seconds))
+
+
+@register.filter
 def minutes(value: float | None) -> str:
-    """95.5 -> 1 h 35 min; 42.2 -> 42 min; 0.5 -> 30 s."""
+    """A length in minutes, compact: 0.5 -> 30s, 42.2 -> 42m, 95.5 -> 1h 36m, 60 -> 1h,
+    1500 -> 1d 1h."""
     if value is None:
         return DASH
     if value < 1:
-        return f"{round(value * 60)} s"
-    whole = round(value)
-    hours, rest = divmod(whole, 60)
-    if hours >= 24:
-        days, hours = divmod(hours, 24)
-        return f"{days} d {hours} h"
-    return f"{hours} h {rest} min" if hours else f"{rest} min"
+        return f"{round(value * 60)}s"
+    hours, rest = divmod(round(value), 60)
+    days, hours = divmod(hours, 24)
+    parts = [(days, "d"), (hours, "h"), (rest, "m")] if days == 0 else [(days, "d"), (hours, "h")]
+    return " ".join(f"{n}{unit}" for n, unit in parts if n) or "0m"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from analytics import charts
-from analytics.alerts.charts import preview_timeline_figure
+from analytics.alerts.charts import NEVER_FIRED, preview_timeline_figure
 from analytics.alerts.preview import Incident
 
 T0 = datetime(2026, 1, 14, 8, 0, tzinfo=UTC)
@@ -38,3 +38,12 @@ def test_the_timeline_draws_the_pending_stretch_and_runs_a_firing_bar_to_the_end
     ]
     assert fig["layout"]["yaxis"]["categoryarray"] == ["gpu-2", "gpu-1"]
     assert fig["layout"]["xaxis"]["range"] == ["2026-01-14T08:00:00Z", "2026-01-14T09:00:00Z"]
+
+
+def test_a_rule_that_never_fired_says_so_on_the_range_previewed() -> None:
+    end = T0 + timedelta(hours=1)
+    fig = preview_timeline_figure([Incident("gpu-1", T0, None, None, 0.5, "pending")], T0, end)
+    (note,) = fig.layout.annotations
+    assert note.text.replace("<br>", " ") == NEVER_FIRED
+    assert fig.layout.yaxis.visible is False
+    assert fig.layout.xaxis.visible is None  # the range previewed is a true axis

@@ -92,8 +92,67 @@ def test_the_fleet_figures_have_one_trace_per_instance() -> None:
     assert _traces(preemptions) == {"a": ("bar", (T0,), (1.0,))}
 
 
-def test_a_figure_without_points_says_so() -> None:
+def _empty_text(fig: go.Figure) -> list[str]:
+    return [a.text.replace("<br>", " ") for a in fig.layout.annotations]
+
+
+def test_a_figure_without_points_says_what_to_do_and_draws_no_axes() -> None:
     fig = charts.queue_figure([])
-    assert [a.text for a in fig.layout.annotations] == ["no data in this range"]
+    assert _empty_text(fig) == [charts.NO_SAMPLES]
+    assert (fig.layout.xaxis.visible, fig.layout.yaxis.visible) == (False, False)
+    gaps = charts.latency_figure({0.5: [LatencyPoint(T0, seconds=None)]})
+    assert _empty_text(gaps) == [charts.NO_SAMPLES]
     point = QueuePoint(T0, running=1.0, waiting=0.0, running_max=1.0, waiting_max=0.0)
-    assert not charts.queue_figure([point]).layout.annotations
+    drawn = charts.queue_figure([point])
+    assert not drawn.layout.annotations
+    assert drawn.layout.xaxis.visible is None
+
+
+def test_the_fleet_figures_without_instances_say_how_to_add_one() -> None:
+    assert _empty_text(charts.fleet_kv_figure({})) == [charts.NO_INSTANCES]
+    assert _empty_text(charts.fleet_preemptions_figure({"a": []})) == [charts.NO_INSTANCES]
+
+
+def test_preemption_axes_tick_on_whole_numbers() -> None:
+    fig = charts.preemptions_figure([PreemptionPoint(T0, 0.25), PreemptionPoint(T1, 0.5)])
+    assert (fig.layout.yaxis.tickformat, fig.layout.yaxis.dtick) == (",d", 1)
+    fleet = charts.fleet_preemptions_figure({"a": [PreemptionPoint(T0, 23.0)]})
+    assert (fleet.layout.yaxis.tickformat, fleet.layout.yaxis.dtick) == (",d", 5)
+
+
+def test_the_overview_rows_share_the_window_and_an_empty_row_says_why() -> None:
+    end = T1 + timedelta(minutes=1)
+    commits = [(T0, 3.0), (T1, 7.0)]
+    fig = charts.overview_figure(commits, [(T0, None), (T1, None)], {}, {}, "r1", (T0, end))
+    assert fig.layout.xaxis4.range == (T0, end)
+    assert (fig.layout.yaxis.tickformat, fig.layout.yaxis.dtick) == (",d", 2)
+    # After the four subplot titles, one note per empty row, in the middle of its row.
+    notes = [(a.text.replace("<br>", " "), a.y) for a in fig.layout.annotations[4:]]
+    middle = [sum(fig.layout[f"yaxis{n}"].domain) / 2 for n in (2, 3, 4)]
+    assert notes == [
+        ("No attempts in this range, so no error rate: pick a range inside the run.", middle[0]),
+        (
+            "No serving instance scraped in this range: register one with manage.py scrape URL.",
+            middle[1],
+        ),
+        (
+            "No serving instance scraped in this range: register one with manage.py scrape URL.",
+            middle[2],
+        ),
+    ]
+    assert [fig.layout[f"yaxis{n}"].visible for n in ("", "2", "3", "4")] == [
+        None,
+        False,
+        False,
+        False,
+    ]
+    assert fig.layout.xaxis4.visible is None  # the time axis of the commits row stays
+
+
+def test_an_overview_with_nothing_at_all_draws_no_time_axis() -> None:
+    fig = charts.overview_figure([], [], {}, {}, None, (T0, T1))
+    assert [fig.layout[f"xaxis{n}"].visible for n in ("", "2", "3", "4")] == [False] * 4
+    texts = [a.text.replace("<br>", " ") for a in fig.layout.annotations]
+    assert texts[4] == (
+        "No run selected: ingest agent events with manage.py ingest agent-events PATH."
+    )

@@ -3,7 +3,7 @@ warning, the charts equal to the report, the CSV download, budgets and deliverie
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import orjson
@@ -104,6 +104,50 @@ def test_the_csv_downloads(client, spend) -> None:
     assert "total,all,,,,,,2.250000," in answer.content.decode()
 
 
-def test_a_bad_day_is_422(client, lake) -> None:
-    assert client.get("/costs/?date=tomorrow").status_code == 422
-    assert client.get("/costs/?date=2026-01-14&tz=Nowhere/Else").status_code == 422
+def test_a_bad_day_is_422_with_the_form_as_typed_and_the_reason(client, lake) -> None:
+    answer = client.get("/costs/?date=tomorrow&tz=UTC")
+    html = answer.content.decode()
+    assert answer.status_code == 422
+    assert '<input type="text" name="date" value="tomorrow">' in html
+    assert (
+        '<p class="error timerange-problem" role="alert">'
+        "date must be YYYY-MM-DD, got &#x27;tomorrow&#x27;</p>"
+    ) in html
+    zone = client.get("/costs/?date=2026-01-14&tz=Nowhere/Else")
+    assert zone.status_code == 422
+    zone_html = zone.content.decode()
+    assert '<input type="date" name="date" value="2026-01-14">' in zone_html
+    assert 'name="tz" value="Nowhere/Else"' in zone_html
+    assert 'role="alert">unknown time zone &#x27;Nowhere/Else&#x27;</p>' in zone_html
+    chart = client.get("/costs/charts/model.json?date=tomorrow")
+    assert (chart.status_code, chart.json()) == (
+        422,
+        {"detail": "date must be YYYY-MM-DD, got 'tomorrow'"},
+    )
+
+
+def test_without_a_day_the_page_opens_on_the_latest_day_with_spend(client, spend) -> None:
+    # The latest call (2026-01-15) used a model without a price: the 14th is the latest
+    # day with spend, 1M input x $1.25 + 100k output x $10 / 1M = $2.25.
+    late = {
+        "ts": "2026-01-15T09:00:00Z",
+        "run": "r2",
+        "agent": "w",
+        "event": "llm_call",
+        "model": "mystery-1",
+        "usage": {"input_tokens": 5, "output_tokens": 5},
+    }
+    ingest_body(orjson.dumps(late) + b"\n")
+    html = client.get("/costs/").content.decode()
+    assert '<input type="date" name="date" value="2026-01-14">' in html
+    assert "$2.25" in html
+    assert "/costs/charts/model.json?date=2026-01-14&amp;tz=UTC" in html
+    # In Tokyo the 10:00 UTC calls of the 14th fall on the 14th too (19:00 JST).
+    tokyo = client.get("/costs/?tz=Asia/Tokyo").content.decode()
+    assert '<input type="date" name="date" value="2026-01-14">' in tokyo
+
+
+def test_before_any_call_the_page_opens_on_yesterday(client, lake) -> None:
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+    html = client.get("/costs/").content.decode()
+    assert f'<input type="date" name="date" value="{yesterday}">' in html

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import RequestFactory
 
+from dashboard.pages import run_window, time_window
 from dashboard.pages.run_window import RunWindow, auto_bucket_seconds, read_run_window
 from lib.errors import ParameterError
 
@@ -59,6 +60,13 @@ def test_from_and_to_are_utc_and_travel_in_chart_urls() -> None:
     )
     assert (w.start_local, w.end_local) == ("2026-01-14T12:00", "2026-01-14T13:30:15")
     assert "last" not in w.params()
+    # The chart and fragment URLs carry the contract's names, start and end.
+    assert w.params() == {
+        "bucket": "auto",
+        "min_gap": "30m",
+        "start": "2026-01-14T12:00",
+        "end": "2026-01-14T13:30:15",
+    }
 
 
 def test_start_and_end_are_read_as_from_and_to() -> None:
@@ -83,3 +91,8 @@ def test_an_unknown_refresh_is_off_and_bad_values_are_parameter_errors() -> None
     ):
         with pytest.raises(ParameterError):
             window(query)
+
+
+def test_the_buckets_and_refresh_choices_are_every_pages() -> None:
+    assert run_window.BUCKETS is time_window.BUCKETS
+    assert run_window.REFRESH_OPTIONS is time_window.REFRESH_OPTIONS == ("0", "10", "30", "60")

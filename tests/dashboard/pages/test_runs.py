@@ -64,7 +64,7 @@ def test_the_runs_list_shows_each_run_with_its_figures_and_status(signed_in: Cli
     assert (done.state, done.totals.commits, done.error_rate) == ("finished", 1, 0.0)
     html = response.content.decode()
     assert '<a href="/runs/tiny/">tiny</a>' in html
-    assert '<span class="badge bad">stalled</span> <span class="muted">50 min</span>' in html
+    assert '<span class="badge bad">stalled</span> <span class="muted">50m</span>' in html
     assert '<td class="num">22.2%</td>' in html
 
 
@@ -91,7 +91,7 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
     # values, 2 are as extreme (S = +-2): p = 2/3, exact
     assert c["drift_text"] == "flat: -16.67 pp/h, p = 0.67 (3 of 6 buckets needed)"
     html = response.content.decode()
-    assert '<div class="value" id="stat-stall">50 min</div>' in html
+    assert '<div class="value" id="stat-stall">50m</div>' in html
     assert '<div class="value" id="stat-commits">3</div>' in html
     assert "<td>2026-01-14 10:30:00</td><td>2026-01-14 11:40:00</td>" in html
     assert (
@@ -179,8 +179,8 @@ def test_an_explicit_range_is_read_as_utc(signed_in: Client) -> None:
     assert c["window"].params() == {
         "bucket": "5m",
         "min_gap": "30m",
-        "from": "2026-01-14T10:00",
-        "to": "2026-01-14T10:30",
+        "start": "2026-01-14T10:00",
+        "end": "2026-01-14T10:30",
     }
 
 
@@ -191,7 +191,7 @@ def test_an_explicit_range_is_read_as_utc(signed_in: Client) -> None:
         ("min_gap=soon", "min_gap must look like 30s, 5m, 1h or 1d, got &#x27;soon&#x27;"),
         (
             "from=2026-01-14T11:00&amp;to=2026-01-14T10:00".replace("&amp;", "&"),
-            "from must be before to",
+            "start must be before end",
         ),
     ],
 )

@@ -65,7 +65,7 @@ def test_instance_page_shows_the_last_scrape_error_and_capacity(
     html = response.content.decode()
     assert response.status_code == 200
     assert "Last scrape error" in html and "HTTP 503 Service Unavailable" in html
-    assert "32000 tokens" in html  # 1000 blocks x 16 tokens x 2 engines
+    assert "32,000 tokens" in html  # 1000 blocks x 16 tokens x 2 engines
     assert client.get("/serving/instance/nope/").status_code == 404
 
 
@@ -116,7 +116,11 @@ def test_model_config_form_needs_csrf_and_saves(user: object, scraped: None) -> 
     assert response.status_code == 302
     assert ModelConfig.objects.get(model="meta-llama/Llama-3.1-8B").kv_bytes_per_token == 131072
     html = strict.get("/serving/instance/gpu<a>/").content.decode()
-    assert "128.0\xa0KB" in html  # filesizeformat of 131072 bytes
+    # 2 x 32 x 8 x 128 x 2 = 131,072 bytes = 128 KiB per token; 32,000 tokens of it are
+    # 4,194,304,000 bytes = 3.906 GiB.
+    assert '<div class="value">128 KiB</div>' in html
+    assert '<div class="value">3.9 GiB</div>' in html
+    assert "KB" not in html
 
 
 def _insert_commits(run: str, minutes: list[int]) -> None:
@@ -149,3 +153,56 @@ def test_overview_puts_commits_next_to_kv_usage_and_preemptions(
     # one shared time axis: the upper three follow the bottom one
     assert [figure["layout"][f"xaxis{i}"]["matches"] for i in ("", 2, 3)] == ["x4"] * 3
     assert client.get("/overview/?run=nope").status_code == 404
+
+
+def test_overview_counts_have_separators_and_the_bucket_reads_as_a_duration(
+    client: Client, scraped: None
+) -> None:
+    def work(cur: duckdb.DuckDBPyConnection) -> None:
+        run_rollups.insert_events(
+            cur,
+            "INSERT INTO events (run, agent, ts, event, ok, commit_sha, source_kind, source,"
+            " ingested_at) SELECT 'run-1', 'a1', ?::TIMESTAMPTZ + to_minutes(i % 3), 'commit',"
+            " true, 'sha' || i, 'test', 'test', ? FROM range(1001) AS t(i)",
+            lambda stamp: [T0, stamp],
+        )
+
+    warehouse.write(work)  # 1,001 commits in one statement
+    html = client.get(f"/overview/?run=run-1&{RANGE}&bucket=15m").content.decode()
+    assert '<div class="label">Commits</div><div class="value">1,001</div>' in html
+    assert "buckets of 15m" in html
+    assert "900 s" not in html
+
+
+def test_the_picker_shows_the_absolute_range_it_uses(client: Client, scraped: None) -> None:
+    html = client.get(f"/serving/?{RANGE}&bucket=1m").content.decode()
+    assert (
+        'Showing <time datetime="2026-01-01T00:00:00Z">2026-01-01 00:00</time> to '
+        '<time datetime="2026-01-01T01:00:00Z">2026-01-01 01:00</time> UTC, buckets of 1m'
+    ) in html
+    assert '<option value="1m" selected>1m</option>' in html
+
+
+def test_a_bad_range_keeps_the_form_and_says_why_with_422(client: Client, scraped: None) -> None:
+    answer = client.get("/serving/?start=2026-01-01T02:00&end=2026-01-01T01:00&refresh=30")
+    html = answer.content.decode()
+    assert answer.status_code == 422
+    assert 'name="start" step="1" value="2026-01-01T02:00"' in html
+    assert 'name="end" step="1" value="2026-01-01T01:00"' in html
+    assert '<option value="30" selected>30s</option>' in html
+    assert '<p class="error timerange-problem" role="alert">start must be before end</p>' in html
+    typo = client.get("/overview/?start=yesterday")
+    assert typo.status_code == 422
+    assert '<input type="text" name="start" step="1" value="yesterday">' in typo.content.decode()
+    instance = client.get("/serving/instance/gpu<a>/?bucket=7x&engine=1").content.decode()
+    assert '<option value="7x" selected>7x</option>' in instance
+    assert '<input type="hidden" name="engine" value="1">' in instance
+
+
+def test_a_chart_with_a_bad_range_answers_json_with_the_reason(
+    client: Client, scraped: None
+) -> None:
+    answer = client.get("/serving/charts/kv.json?start=2026-01-01T02:00&end=2026-01-01T01:00")
+    assert (answer.status_code, answer.json()) == (422, {"detail": "start must be before end"})
+    overview = client.get("/overview/chart.json?bucket=7x")
+    assert overview.json() == {"detail": "bucket must look like 30s, 5m, 1h or 1d, got '7x'"}
