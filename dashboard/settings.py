@@ -53,6 +53,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Only for its templates and static files: /api/docs draws with the Swagger UI that
+    # ships with django-ninja instead of a CDN's, so an offline install has its API docs.
+    "ninja",
     "dashboard",
     "ingest",
     "analytics",
