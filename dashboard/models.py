@@ -23,6 +23,10 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        verbose_name = "API token"
+        verbose_name_plural = "API tokens"
+
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
 
@@ -48,3 +52,4 @@ class ApiToken(models.Model):
             if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
                 cls.objects.filter(pk=token.pk).update(last_used_at=now)
         return token
+
