@@ -1,4 +1,5 @@
-"""Django-side records of the dashboard: API tokens (stored as SHA-256 hashes only)."""
+"""Django-side records of the dashboard: API tokens (stored as SHA-256 hashes only) and
+each user's display preferences (the time zone pages show times in)."""
 
 import hashlib
 import secrets
@@ -22,6 +23,10 @@ class ApiToken(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API token"
+        verbose_name_plural = "API tokens"
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
@@ -48,3 +53,24 @@ class ApiToken(models.Model):
             if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
                 cls.objects.filter(pk=token.pk).update(last_used_at=now)
         return token
+
+
+class DisplayZone(models.TextChoices):
+    """The time zone pages show times in: UTC as stored, or the browser's own."""
+
+    UTC = "utc", "UTC"
+    BROWSER = "browser", "Browser"
+
+
+class Preference(models.Model):
+    """One user's display choices, kept across sessions and browsers."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
+    )
+    time_zone = models.CharField(
+        max_length=10, choices=DisplayZone.choices, default=DisplayZone.UTC
+    )
+
+    def __str__(self) -> str:
+        return f"{self.user}: times in {self.get_time_zone_display()}"

@@ -1,4 +1,6 @@
-"""Serves plotly.js from the installed plotly package, so pages never need a CDN."""
+"""Static files the pages need from elsewhere: plotly.js from the installed plotly package
+(so pages never need a CDN) and /favicon.ico for the browsers that ask for it. Serving and
+caching are whitenoise's (settings.STORAGES); nothing here reads a file per request."""
 
 from pathlib import Path
 from typing import Any
@@ -6,6 +8,8 @@ from typing import Any
 import plotly
 from django.contrib.staticfiles.finders import BaseFinder
 from django.core.files.storage import FileSystemStorage
+from django.http import HttpRequest, HttpResponseRedirect
+from django.templatetags.static import static
 
 PLOTLY_BUNDLE = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 PLOTLY_STATIC_PATH = "vendor/plotly.min.js"
@@ -33,3 +37,12 @@ class PlotlyFinder(BaseFinder):
 
 class _PrefixedStorage(FileSystemStorage):
     prefix = "vendor"
+
+
+FAVICON = "fleetscope/favicon.svg"
+
+
+def favicon(request: HttpRequest) -> HttpResponseRedirect:
+    """/favicon.ico, which browsers and tools ask for whatever the page links: the SVG icon
+    under its static (hashed, long-cached) name. Not permanent, since that name changes."""
+    return HttpResponseRedirect(static(FAVICON))

@@ -11,6 +11,8 @@ from dashboard.pages import overview as overview_pages
 from dashboard.pages import runs as views
 from dashboard.pages import serving as serving_pages
 from dashboard.pages import tokens as tokens_pages
+from dashboard.preferences import set_time_zone
+from dashboard.staticfiles import favicon
 
 urlpatterns = [
     path("", views.runs_list, name="runs"),
@@ -61,6 +63,8 @@ urlpatterns = [
     ),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("preferences/time-zone/", set_time_zone, name="time-zone"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

@@ -13,3 +13,9 @@ from dashboard.settings import *  # noqa: F403
 
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+# Pages render without a collectstatic: the plain storage names files as the finders find
+# them (tests/dashboard/test_staticfiles.py collects once to check the production storage).
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

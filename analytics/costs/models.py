@@ -157,6 +157,8 @@ class ReportDelivery(models.Model):
 
     class Meta:
         ordering = ["-attempted_at"]
+        verbose_name = "report delivery"
+        verbose_name_plural = "report deliveries"
 
     def __str__(self) -> str:
         outcome = "sent" if self.ok else "failed"
@@ -174,6 +176,8 @@ class GpuPrice(models.Model):
 
     class Meta:
         ordering = ["target", "-valid_from"]
+        verbose_name = "GPU price"
+        verbose_name_plural = "GPU prices"
         constraints = [
             models.UniqueConstraint(fields=["target", "valid_from"], name="one_gpu_price_per_day")
         ]

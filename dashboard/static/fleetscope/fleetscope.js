@@ -1,18 +1,150 @@
-// Fleetscope pages: draws every .chart[data-src] from the JSON figure its view serves,
-// and re-draws them (and reloads marked fragments) on the auto-refresh interval.
+// Fleetscope pages: draws every .chart[data-src] from the JSON figure its view serves
+// (loading plotly.js only on pages that have one), lays the charts out in the page's
+// colours (dark mode included), shows times in the zone the user chose (<time> elements,
+// zone labels and chart time axes), and re-draws charts and reloads marked fragments on
+// the auto-refresh interval.
 (function () {
   "use strict";
 
-  function drawChart(el) {
+  var FIRST_CHART_MARK = "fleetscope:first-chart";
+  var plotlyLoading = null;
+
+  // plotly.js (4.8 MB, served compressed and long-cached) is fetched once, by the first
+  // chart: partials/chart.html names its static URL, so pages without charts never load it.
+  function loadPlotly(el) {
+    if (window.Plotly) { return Promise.resolve(window.Plotly); }
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = el.dataset.plotly;
+        script.onload = function () { mark("fleetscope:plotly-loaded"); resolve(window.Plotly); };
+        script.onerror = function () { plotlyLoading = null; reject(new Error("plotly.js did not load")); };
+        document.head.appendChild(script);
+      });
+    }
+    return plotlyLoading;
+  }
+
+  // --- time zone: the server prints UTC; "browser" shows the browser's own zone ---
+
+  function browserZone() { return document.documentElement.dataset.timeZone === "browser"; }
+
+  function zoneName() {
+    try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; }
+    catch (e) { return "local time"; }
+  }
+
+  function pad(n, width) { var s = String(n); while (s.length < (width || 2)) { s = "0" + s; } return s; }
+
+  // The same texts as templatetags/fleetscope_time.py's PRECISIONS, in the browser's zone.
+  function formatLocal(d, precision) {
+    var date = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate());
+    var hm = pad(d.getHours()) + ":" + pad(d.getMinutes());
+    var hms = hm + ":" + pad(d.getSeconds());
+    if (precision === "date") { return date; }
+    if (precision === "clock") { return hms; }
+    if (precision === "second") { return date + " " + hms; }
+    return date + " " + hm;
+  }
+
+  function convertTimes(root) {
+    if (!browserZone()) { return; }
+    root.querySelectorAll("time[datetime]:not([data-local])").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (isNaN(d.getTime())) { return; }
+      el.title = el.textContent + " UTC";
+      el.textContent = formatLocal(d, el.dataset.precision || "minute");
+      el.dataset.local = "1";
+    });
+    root.querySelectorAll("[data-zone-label]").forEach(function (el) { el.textContent = zoneName(); });
+  }
+
+  // Plotly has no time zones: a date axis shows the wall-clock text it is given, so in
+  // the browser's zone every UTC date string of the figure becomes local wall-clock text.
+  var UTC_DATE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]00:?00)?$/;
+
+  function localDate(value) {
+    if (typeof value !== "string" || !UTC_DATE.test(value)) { return value; }
+    var iso = value.replace(" ", "T");
+    if (!/(Z|[+-]\d{2}:?\d{2})$/.test(iso)) { iso += "Z"; }
+    var d = new Date(iso);
+    if (isNaN(d.getTime())) { return value; }
+    return formatLocal(d, "second") + "." + pad(d.getMilliseconds(), 3);
+  }
+
+  function shiftArray(values) { return Array.isArray(values) ? values.map(localDate) : values; }
+
+  function shiftFigure(fig) {
+    var layout = fig.layout || {};
+    var dateAxes = {};
+    Object.keys(layout).forEach(function (key) {
+      var m = /^xaxis(\d*)$/.exec(key);
+      if (m && layout[key] && layout[key].type === "date") {
+        dateAxes["x" + m[1]] = true;
+        var axis = layout[key];
+        if (axis.range) { axis.range = shiftArray(axis.range); }
+        if (axis.title && axis.title.text === "UTC") { axis.title.text = zoneName(); }
+      }
+    });
+    (fig.data || []).forEach(function (trace) {
+      if (dateAxes[trace.xaxis || "x"]) {
+        trace.x = shiftArray(trace.x);
+        if (trace.base !== undefined) { trace.base = shiftArray(trace.base); }
+      }
+    });
+    (layout.shapes || []).concat(layout.annotations || []).forEach(function (item) {
+      if (!dateAxes[(item.xref || "x").replace(" domain", "")]) { return; }
+      ["x", "x0", "x1"].forEach(function (k) { if (k in item) { item[k] = localDate(item[k]); } });
+    });
+    return fig;
+  }
+
+  // --- colours: charts take the page's (light or dark) colours at draw time ---
+
+  function themed(layout) {
+    var css = getComputedStyle(document.documentElement);
+    var v = function (name) { return css.getPropertyValue(name).trim(); };
+    var panel = v("--panel"), ink = v("--ink"), muted = v("--muted"), line = v("--line");
+    if (!panel) { return layout; }
+    layout.paper_bgcolor = panel;
+    layout.plot_bgcolor = panel;
+    layout.font = Object.assign({}, layout.font, { color: ink });
+    Object.keys(layout).forEach(function (key) {
+      if (/^[xy]axis\d*$/.test(key)) {
+        layout[key] = Object.assign({}, layout[key], {
+          gridcolor: line, zerolinecolor: line, linecolor: line,
+          tickfont: Object.assign({}, (layout[key] || {}).tickfont, { color: muted }),
+        });
+      }
+    });
+    layout.legend = Object.assign({}, layout.legend, { bgcolor: "rgba(0,0,0,0)", font: { color: ink } });
+    layout.hoverlabel = Object.assign({ bgcolor: panel, font: { color: ink }, bordercolor: line }, layout.hoverlabel);
+    return layout;
+  }
+
+  // Performance marks (ms from navigation): when plotly.js ran, when the first chart was drawn.
+  function mark(name) {
+    if (window.performance && performance.mark && performance.getEntriesByName(name).length === 0) {
+      performance.mark(name);
+    }
+  }
+
+  function markFirstChart() { mark(FIRST_CHART_MARK); }
+
+  function fetchFigure(el) {
     return fetch(el.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (resp) {
         if (!resp.ok) { throw new Error(resp.status + " " + resp.statusText); }
         return resp.json();
-      })
-      .then(function (fig) {
-        if (el.querySelector("p.muted")) { el.innerHTML = ""; }
-        var config = { responsive: true, displaylogo: false };
-        return window.Plotly.react(el, fig.data, fig.layout, config);
+      });
+  }
+
+  function drawChart(el) {
+    return Promise.all([loadPlotly(el), fetchFigure(el)])
+      .then(function (loaded) {
+        var Plotly = loaded[0], fig = loaded[1];
+        el._fleetscopeFigure = JSON.stringify(fig);  // to re-lay out when the scheme changes
+        return render(Plotly, el, fig);
       })
       .catch(function (err) {
         el.innerHTML = "";
@@ -23,6 +155,20 @@
       });
   }
 
+  function render(Plotly, el, fig) {
+    if (browserZone()) { shiftFigure(fig); }
+    if (el.querySelector("p.muted")) { el.innerHTML = ""; }
+    var config = { responsive: true, displaylogo: false };
+    return Plotly.react(el, fig.data, themed(fig.layout || {}), config).then(markFirstChart);
+  }
+
+  function redrawInPlace() {
+    if (!window.Plotly) { return; }
+    document.querySelectorAll(".chart[data-src]").forEach(function (el) {
+      if (el._fleetscopeFigure) { render(window.Plotly, el, JSON.parse(el._fleetscopeFigure)); }
+    });
+  }
+
   function drawAll() {
     document.querySelectorAll(".chart[data-src]").forEach(drawChart);
   }
@@ -31,7 +177,9 @@
     document.querySelectorAll("[data-fragment]").forEach(function (el) {
       fetch(el.dataset.fragment, { credentials: "same-origin" })
         .then(function (resp) { return resp.ok ? resp.text() : null; })
-        .then(function (html) { if (html !== null) { el.innerHTML = html; } });
+        .then(function (html) {
+          if (html !== null) { el.innerHTML = html; convertTimes(el); }
+        });
     });
   }
 
@@ -71,10 +219,20 @@
     });
   }
 
-  window.Fleetscope = { drawAll: drawAll, reloadFragments: reloadFragments };
+  window.Fleetscope = {
+    drawAll: drawAll, reloadFragments: reloadFragments, convertTimes: convertTimes,
+    localDate: localDate,
+  };
+  // This script is deferred: the document is parsed, so the charts start now, before
+  // DOMContentLoaded's other listeners.
+  drawAll();
+  convertTimes(document);
   window.addEventListener("DOMContentLoaded", function () {
-    drawAll();
     setupRefresh();
     setupTree();
   });
+  if (window.matchMedia) {
+    var scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    if (scheme.addEventListener) { scheme.addEventListener("change", redrawInPlace); }
+  }
 })();

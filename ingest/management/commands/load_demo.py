@@ -64,7 +64,7 @@ class Command(BaseCommand):
         user = users.objects.filter(username=DEMO_USERNAME).first()
         if user is None:
             password = from_env or secrets.token_urlsafe(12)
-            users.objects.create_user(DEMO_USERNAME, password=password)
+            users.objects.create_superuser(DEMO_USERNAME, password=password)  # admin reachable
             if not from_env:
                 password_file.write_text(password)
                 password_file.chmod(0o600)
