@@ -61,12 +61,12 @@ def parse_time(text: str | None, *, name: str = "time") -> datetime | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     try:
-        value = value.astimezone(UTC)  # 9999-12-31T23:00-05:00 is past datetime.max in UTC
+        utc: datetime | None = value.astimezone(UTC)  # 9999-12-31T23:00-05:00 is past datetime.max
     except OverflowError:
-        value = None
-    if value is None or not EVENT_YEARS.holds(value):
+        utc = None
+    if utc is None or not EVENT_YEARS.holds(utc):
         raise ParameterError(f"{name} is {EVENT_YEARS.reason()}, got {_shown(text)}")
-    return value
+    return utc
 
 
 def _shown(text: str | None) -> str:
