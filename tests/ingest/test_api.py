@@ -40,7 +40,9 @@ def post(client: Client, path: str, body: bytes, headers: dict[str, str]) -> tup
 
 
 def stored_events() -> int:
-    return int(warehouse.fetch_one("SELECT count(*) AS n FROM events")["n"])
+    row = warehouse.fetch_one("SELECT count(*) AS n FROM events")
+    assert row is not None
+    return int(row["n"])
 
 
 @pytest.fixture
