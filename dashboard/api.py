@@ -1,10 +1,12 @@
-"""The NinjaAPI: gathers each app's router, maps domain errors to HTTP answers in one place."""
+"""The NinjaAPI: gathers each app's router, maps domain errors to HTTP answers in one place
+(how answers are rendered and ninja's own errors worded: dashboard/api_answers.py)."""
 
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Swagger
+from ninja.errors import ValidationError
 
 import warehouse
 from analytics.alerts.api import alerts_router, channels_router, rules_router, silences_router
@@ -12,9 +14,15 @@ from analytics.costs.api import costs_router, prices_router
 from analytics.runs.api import router as runs_router
 from analytics.serving.api import router as serving_router
 from analytics.tokens.api import router as tokens_router
+from dashboard.api_answers import (
+    FiniteJSONRenderer,
+    one_line,
+    unexpected_detail,
+    validation_detail,
+)
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
-from lib.errors import NotFoundError, ParameterError
+from lib.errors import BodyTooLarge, NotFoundError, ParameterError
 
 api = NinjaAPI(
     title="Fleetscope API",
@@ -26,22 +34,39 @@ api = NinjaAPI(
     # Swagger UI from ninja's own static files (ninja is in INSTALLED_APPS); no validator
     # badge, which would call validator.swagger.io.
     docs=Swagger(settings={"validatorUrl": None}),
+    renderer=FiniteJSONRenderer(),
 )
 
 
 @api.exception_handler(NotFoundError)
 def _not_found(request: HttpRequest, exc: NotFoundError) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc)}, status=404)
+    return api.create_response(request, {"detail": one_line(str(exc))}, status=404)
 
 
 @api.exception_handler(ParameterError)
 def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc)}, status=422)
+    return api.create_response(request, {"detail": one_line(str(exc))}, status=422)
+
+
+@api.exception_handler(BodyTooLarge)
+def _too_large(request: HttpRequest, exc: BodyTooLarge) -> HttpResponse:
+    return api.create_response(request, {"detail": one_line(str(exc))}, status=413)
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return api.create_response(request, {"detail": validation_detail(exc)}, status=422)
 
 
 @api.exception_handler(warehouse.WarehouseError)
 def _warehouse_down(request: HttpRequest, exc: warehouse.WarehouseError) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc)}, status=503)
+    return api.create_response(request, {"detail": one_line(str(exc))}, status=503)
+
+
+@api.exception_handler(Exception)
+def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    status, detail = unexpected_detail(request, exc)
+    return api.create_response(request, {"detail": detail}, status=status)
 
 
 class HealthOut(Schema):

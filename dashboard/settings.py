@@ -23,6 +23,7 @@ from dashboard.env import (
     read_time_zone,
     read_url,
 )
+from lib.bounds import MAX_BODY_BYTES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = read_path("FLEETSCOPE_DATA_DIR", BASE_DIR / "var")
@@ -62,6 +63,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that every error under /api/ it sees, from any layer, is answered in JSON.
+    "dashboard.api_answers.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -72,6 +75,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.unmigrated.NotMigratedMiddleware",
 ]
+
+# Django's own cap on a body read whole (request.body, forms) is the documented one, as
+# the ingest endpoints' streamed bodies are: past it, 413 (dashboard/api_answers.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 
 ROOT_URLCONF = "dashboard.urls"
 WSGI_APPLICATION = "dashboard.wsgi.application"

@@ -1,25 +1,27 @@
 """The ingest app's router, `/api/ingest/...`: agent events and per-request records over
 HTTP, through the same pipelines as `manage.py ingest agent-events` and `ingest requests`.
 
-Owns reading the request body and mapping the pipelines' answers to HTTP; parsing and
-loading stay in ingest.pipelines.
+Owns reading the request body as a stream (never whole: the pipelines load it a block of
+lines at a time), refusing one past lib.bounds.MAX_BODY_BYTES (413) before reading it, and
+mapping the pipelines' answers to HTTP; parsing and loading stay in ingest.pipelines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Router, Schema
 
-from ingest.pipelines.agent_events import BodyError
 from ingest.pipelines.agent_events import ingest_body as ingest_agent_events
 from ingest.pipelines.requests import ingest_body as ingest_request_records
-from lib.errors import ParameterError
+from ingest.sources.bodies import BodyError
+from lib.bounds import MAX_BODY_BYTES
+from lib.errors import BodyTooLarge, ParameterError
 
 router = Router()
 
-MAX_BODY_BYTES = 256 * 1024 * 1024
 READ_CHUNK_BYTES = 1024 * 1024
 
 
@@ -29,57 +31,69 @@ class IngestOut(Schema):
     duplicates: int
 
 
-class TooLargeOut(Schema):
+class ErrorOut(Schema):
     detail: str
+
+
+BODY_DOC = {
+    "requestBody": {
+        "content": {
+            "application/x-ndjson": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
+        },
+        "required": True,
+    }
+}
+RESPONSES = {200: IngestOut, 413: ErrorOut, 422: ErrorOut}
+
+
+def _body_chunks(request: HttpRequest) -> Iterator[bytes]:
+    """The body as it arrives. Django reads no more than Content-Length, so a declared
+    length past the bound is refused before any of it is read or loaded."""
+    declared = request.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BodyTooLarge()
+    size = 0
+    while chunk := request.read(READ_CHUNK_BYTES):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise BodyTooLarge()
+        yield chunk
+
+
+def _source(request: HttpRequest, separator: str) -> str:
+    return f"api{separator}{request.user.get_username() or 'anonymous'}"
 
 
 @router.post(
     "/agent-events",
-    response=IngestOut,
+    response=RESPONSES,
     summary="Ingest agent events",
     description="Body: JSON Lines (`application/x-ndjson`) or a JSON array of events "
-    "(docs/agent-events.md). Bad lines are quarantined, not rejected; events "
-    "re-sent with the same run + id are counted as duplicates.",
-    openapi_extra={
-        "requestBody": {
-            "content": {
-                "application/x-ndjson": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "array", "items": {"type": "object"}}},
-            },
-            "required": True,
-        }
-    },
+    f"(docs/agent-events.md), at most {MAX_BODY_BYTES >> 20} MiB (413 past it). Bad lines are quarantined, not "
+    "rejected; events re-sent with the same run + id, or without an id and the same line, "
+    "are counted as duplicates.",
+    openapi_extra=BODY_DOC,
 )
 def agent_events(request: HttpRequest) -> Any:
-    body = request.body
-    if len(body) > MAX_BODY_BYTES:
-        raise ParameterError(f"body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB: split it")
-    user = getattr(request.user, "username", "anonymous")
     try:
-        summary = ingest_agent_events(body, source=f"api/{user}")
+        summary = ingest_agent_events(_body_chunks(request), source=_source(request, "/"))
     except BodyError as exc:
         raise ParameterError(str(exc)) from exc
     return summary.as_dict()
 
 
-def _read_body(request: HttpRequest) -> bytes | None:
-    """The body, read as a stream (Django's in-memory body cap is sized for forms, not
-    batches of records); None when it exceeds MAX_BODY_BYTES."""
-    chunks, size = [], 0
-    while chunk := request.read(READ_CHUNK_BYTES):
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-@router.post("/requests", response={200: IngestOut, 413: TooLargeOut})
+@router.post(
+    "/requests",
+    response=RESPONSES,
+    summary="Ingest per-request records",
+    description="Body: JSON Lines (`application/x-ndjson`) or a JSON array of records "
+    f"(docs/requests.md), at most {MAX_BODY_BYTES >> 20} MiB (413 past it). Bad records are quarantined; a "
+    "request_id already stored is a duplicate.",
+    openapi_extra=BODY_DOC,
+)
 def ingest_requests(request: HttpRequest) -> Any:
-    """Body: JSONL (`application/x-ndjson`) or a JSON array of records (requests.md).
-    Counted and loaded in one transaction; bad records are quarantined, a request_id
-    already stored is a duplicate."""
-    body = _read_body(request)
-    if body is None:
-        return Status(413, {"detail": f"body larger than {MAX_BODY_BYTES >> 20} MiB; split it"})
-    return Status(200, ingest_request_records(body, f"api:{request.user.get_username()}"))
+    try:
+        return ingest_request_records(_body_chunks(request), _source(request, ":"))
+    except BodyError as exc:
+        raise ParameterError(str(exc)) from exc

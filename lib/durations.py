@@ -1,15 +1,24 @@
 """Durations and time ranges as the API spells them: `30s`, `5m`, `1h`, `1d`, RFC 3339 times.
 
-Owns parsing only; every datetime it returns is UTC-aware.
+Owns parsing only; every datetime it returns is UTC-aware and within lib.bounds'
+EVENT_YEARS, every duration at most MAX_DURATION: anything else is a ParameterError naming
+the parameter (422 on the API), never an OverflowError deeper down.
 """
 
+import math
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+from lib.bounds import EVENT_YEARS
 from lib.errors import ParameterError
+
+# The longest duration any parameter may be (a bucket, a gap, a silence, a lookback):
+# longer than any window a question covers, and far inside timedelta's range, so adding
+# one to a time within EVENT_YEARS never overflows.
+MAX_DURATION = timedelta(days=3650)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -19,10 +28,12 @@ def parse_duration(text: str, *, name: str = "duration") -> timedelta:
     """`90s`, `5m`, `1.5h`, `1d` -> timedelta; anything else (or zero) is a ParameterError."""
     match = _DURATION.match(text or "")
     if not match:
-        raise ParameterError(f"{name} must look like 30s, 5m, 1h or 1d, got {text!r}")
+        raise ParameterError(f"{name} must look like 30s, 5m, 1h or 1d, got {_shown(text)}")
     seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     if seconds <= 0:
-        raise ParameterError(f"{name} must be positive, got {text!r}")
+        raise ParameterError(f"{name} must be positive, got {_shown(text)}")
+    if not math.isfinite(seconds) or seconds > MAX_DURATION.total_seconds():
+        raise ParameterError(f"{name} must be at most {MAX_DURATION.days}d, got {_shown(text)}")
     return timedelta(seconds=seconds)
 
 
@@ -30,9 +41,9 @@ def parse_bucket_seconds(text: str) -> int:
     """A bucket width in whole seconds, between 1 s and 31 days."""
     seconds = parse_duration(text, name="bucket").total_seconds()
     if seconds < 1 or seconds != int(seconds):
-        raise ParameterError(f"bucket must be a whole number of seconds, got {text!r}")
+        raise ParameterError(f"bucket must be a whole number of seconds, got {_shown(text)}")
     if seconds > 31 * 86400:
-        raise ParameterError(f"bucket must be at most 31d, got {text!r}")
+        raise ParameterError(f"bucket must be at most 31d, got {_shown(text)}")
     return int(seconds)
 
 
@@ -46,10 +57,21 @@ def parse_time(text: str | None, *, name: str = "time") -> datetime | None:
     try:
         value = datetime.fromisoformat(raw)
     except ValueError:
-        raise ParameterError(f"{name} must be an RFC 3339 time, got {text!r}") from None
+        raise ParameterError(f"{name} must be an RFC 3339 time, got {_shown(text)}") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        utc: datetime | None = value.astimezone(UTC)  # 9999-12-31T23:00-05:00 is past datetime.max
+    except OverflowError:
+        utc = None
+    if utc is None or not EVENT_YEARS.holds(utc):
+        raise ParameterError(f"{name} is {EVENT_YEARS.reason()}, got {_shown(text)}")
+    return utc
+
+
+def _shown(text: str | None) -> str:
+    """A parameter's value as an error quotes it: on one line (repr), and cut short."""
+    return repr(text[:40] + "..." if text is not None and len(text) > 40 else text)
 
 
 def format_time(value: datetime | None) -> str | None:

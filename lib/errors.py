@@ -1,4 +1,6 @@
-"""Domain errors that API handlers and pages turn into 404 and 422 answers."""
+"""Domain errors that API handlers and pages turn into 404, 413 and 422 answers."""
+
+from lib.bounds import MAX_BODY_BYTES
 
 
 class NotFoundError(LookupError):
@@ -7,3 +9,10 @@ class NotFoundError(LookupError):
 
 class ParameterError(ValueError):
     """A query parameter that cannot be understood (a bad duration, an inverted range)."""
+
+
+class BodyTooLarge(ValueError):
+    """A request body past lib.bounds.MAX_BODY_BYTES (413)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"body larger than {MAX_BODY_BYTES >> 20} MiB; split it")

@@ -2,6 +2,9 @@
 
 Owns GET and JSON POST (webhooks) on httpx, each under one total deadline and a size cap,
 with one-line failure reasons and the HTTP status on the error when the server answered.
+The deadline bounds the whole call: connecting, TLS, sending, the headers and the body,
+redirects included (every socket operation gets only what is left of it), so a server
+trickling a byte a second cannot hold a call past timeout_s.
 Knows nothing about what the bytes mean (parsers do that) nor whether a failure is worth
 retrying (callers decide, from `FetchError.status`).
 """
@@ -10,10 +13,12 @@ from __future__ import annotations
 
 import ssl
 import time
+import typing
 import urllib.parse
 from dataclasses import dataclass
 from functools import cache
 
+import httpcore
 import httpx
 
 USER_AGENT = "Fleetscope/0.1 (+https://github.com/fleetscope)"
@@ -76,6 +81,83 @@ def _http_url(url: str) -> urllib.parse.SplitResult:
     return parts
 
 
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read, write and handshake waits at most until the call's
+    deadline (httpx's own timeouts are per operation: a byte a second never trips them)."""
+
+    def __init__(self, stream: httpcore.NetworkStream, deadline: float) -> None:
+        self._stream = stream
+        self._deadline = deadline
+
+    def _left(self, timeout: float | None) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise httpcore.ReadTimeout("the call's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._left(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(ssl_context, server_hostname, self._left(timeout))
+        return _DeadlineStream(tls, self._deadline)
+
+    def get_extra_info(self, info: str) -> object:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sockets, each a _DeadlineStream bound to one call's deadline."""
+
+    def __init__(self, deadline: float) -> None:
+        self._backend = httpcore.SyncBackend()
+        self._deadline = deadline
+
+    def _left(self, timeout: float | None) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise httpcore.ConnectTimeout("the call's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self._backend.connect_tcp(
+            host, port, self._left(timeout), local_address, socket_options
+        )
+        return _DeadlineStream(stream, self._deadline)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def _transport(deadline: float) -> httpx.HTTPTransport:
+    """httpx's transport on sockets bound to `deadline`. httpx (pinned) takes no network
+    backend, so its pool gets one: the pool is httpcore's public ConnectionPool, rebuilt
+    with httpx's own settings for a client without proxies."""
+    transport = httpx.HTTPTransport(verify=_tls_context())
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=_tls_context(), network_backend=_DeadlineBackend(deadline)
+    )
+    return transport
+
+
 @cache
 def _tls_context() -> ssl.SSLContext:
     # The system's CA store (an in-house CA installed there is trusted), not certifi's.
@@ -95,7 +177,7 @@ def _send(
         timeout=timeout_s,  # httpx applies it to each phase; `deadline` bounds the whole call
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
-        verify=_tls_context(),
+        transport=_transport(deadline),
     )
     try:
         with client, client.stream(method, url, headers=headers, content=body) as response:

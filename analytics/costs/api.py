@@ -11,6 +11,7 @@ from ninja import Query, Router, Schema
 
 from analytics.costs.price_files import parse_price_entry, save_prices
 from analytics.costs.report import DailyReport, build_daily_report, read_zone
+from lib.bounds import EVENT_YEARS
 from lib.errors import ParameterError
 
 costs_router = Router()
@@ -92,9 +93,12 @@ def read_day(text: str | None, tz: str | None) -> date:
     if not text:
         return datetime.now(read_zone(tz)).date() - timedelta(days=1)
     try:
-        return date.fromisoformat(text)
+        day = date.fromisoformat(text)
     except ValueError:
-        raise ParameterError(f"date must be YYYY-MM-DD, got {text!r}") from None
+        raise ParameterError(f"date must be YYYY-MM-DD, got {text[:40]!r}") from None
+    if not EVENT_YEARS.holds_date(day):
+        raise ParameterError(f"date is {EVENT_YEARS.reason()}, got {text!r}")
+    return day
 
 
 @costs_router.get("/daily", response=DailyOut, url_name="costs_daily")

@@ -67,9 +67,13 @@ class InstanceOut(Schema):
 
 
 class KvPointOut(Schema):
+    """usage and max are fractions 0..1; both null, with `reason`, when a sample of the
+    bucket was not (a bad scrape: 7.5, NaN), since the mean then means nothing."""
+
     t: Time
-    usage: float
-    max: float
+    usage: float | None
+    max: float | None
+    reason: str | None = None
 
 
 class KvUsageOut(Schema):
@@ -160,6 +164,7 @@ class CapacityOut(Schema):
     capacity_tokens: int | None
     tokens_in_use: float | None
     kv_usage: float | None
+    kv_usage_reason: str | None = None  # why kv_usage and tokens_in_use are null
     context_tokens: float | None
     requests_that_fit: int | None
     kv_bytes_per_token: int | None
@@ -174,6 +179,23 @@ class ScrapeOut(Schema):
     duration_ms: float | None
     samples: int
     resets: int
+
+
+def kv_fraction_problem(*values: float) -> str | None:
+    """Why KV usage figures cannot be served as fractions 0..1 (one line), or None."""
+    for value in values:
+        if not math.isfinite(value):
+            return "a scrape reported a KV usage that is not a number"
+        if not 0 <= value <= 1:
+            return f"a scrape reported a KV usage of {value:g}, outside 0..1"
+    return None
+
+
+def _kv_point(point: serving.KvPoint) -> KvPointOut:
+    reason = kv_fraction_problem(point.usage, point.max)
+    if reason is not None:
+        return KvPointOut(t=point.t, usage=None, max=None, reason=reason)  # type: ignore[arg-type]
+    return KvPointOut.model_validate(point)
 
 
 def _target_labels() -> dict[str, dict[str, str]]:
@@ -230,10 +252,8 @@ def kv_usage(
 ) -> KvUsageOut:
     """Mean KV-cache usage (fraction 0..1) per bucket, over every engine unless `engine`."""
     w, _ = _window(series.instance, window)
-    points = serving.kv_usage(series.instance, w, series.engine)
-    return KvUsageOut.model_validate(
-        {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
-    )
+    points = [_kv_point(p) for p in serving.kv_usage(series.instance, w, series.engine)]
+    return KvUsageOut(instance=series.instance, bucket_seconds=w.bucket_s, points=points)
 
 
 @router.get("/prefix-cache", response=PrefixCacheOut)
@@ -319,13 +339,19 @@ def queue(request: HttpRequest, series: Query[SeriesQuery], window: Query[Window
 
 
 @router.get("/kv-capacity", response=CapacityOut)
-def kv_capacity(request: HttpRequest, params: Query[CapacityQuery]) -> Capacity:
+def kv_capacity(request: HttpRequest, params: Query[CapacityQuery]) -> CapacityOut:
     """KV-cache capacity from vllm:cache_config_info, tokens held now, how many requests
     of a typical context length fit, and bytes when the model's config is known."""
     context = params.context_tokens
     if context is not None and not (math.isfinite(context) and context > 0):
         raise ParameterError("context_tokens must be a positive number")
-    return capacity_for(params.instance, context)
+    capacity: Capacity = capacity_for(params.instance, context)
+    out = CapacityOut.model_validate(capacity)
+    if capacity.kv_usage is not None:
+        out.kv_usage_reason = kv_fraction_problem(capacity.kv_usage)
+        if out.kv_usage_reason is not None:
+            out.kv_usage = out.tokens_in_use = None
+    return out
 
 
 @router.get("/scrapes", response=list[ScrapeOut])

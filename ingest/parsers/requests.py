@@ -95,10 +95,11 @@ def parse_lines(lines: Iterable[RawLine]) -> ParsedLines:
     return ParsedLines(records, rejected)
 
 
-def parse_array(items: list[Any]) -> ParsedLines:
-    """A JSON array body: element i is "line" i + 1."""
+def parse_array(items: list[Any], *, first_index: int = 0) -> ParsedLines:
+    """A JSON array body (or a part of it starting at element `first_index`): element i is
+    "line" i + 1."""
     parsed = ParsedLines([], [])
-    for index, obj in enumerate(items):
+    for index, obj in enumerate(items, start=first_index):
         try:
             parsed.records.append(parse_object(obj, line_no=index + 1))
         except InvalidRecord as exc:

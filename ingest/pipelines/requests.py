@@ -11,7 +11,7 @@ duplicate and changes nothing. A file's read position is committed with its rows
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -38,6 +38,7 @@ from ingest.pipelines.loading import (
     advance_position,
     insert_quarantine,
 )
+from ingest.sources import bodies
 
 # A reported count this far from ours (under the model's own encoding) is flagged: chat
 # formatting adds a few tokens per message, so small gaps are expected, large ones are not.
@@ -309,26 +310,36 @@ def run_requests(paths: list[str], *, progress: IO[str] | None = None) -> Ingest
     return ingest_files(paths, SOURCE_KIND, load, progress)
 
 
-def parse_body(body: bytes) -> ParsedLines:
-    """An API body: a JSON array of records, or JSONL (one record a line)."""
-    stripped = body.lstrip()
-    if stripped.startswith(b"["):
-        try:
-            items = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            items = None  # a JSONL body whose first record is an array: judged per line
-        if isinstance(items, list):
-            return parse_array(items)
-    lines, offset = [], 0
-    for line_no, raw in enumerate(body.split(b"\n"), start=1):
+def parse_block(block: bodies.Block) -> ParsedLines:
+    """A block of a JSONL body: its lines numbered as in the body."""
+    lines, offset = [], block.start_offset
+    pieces = block.data.split(b"\n")
+    pieces.pop()  # a block ends with a newline
+    for line_no, raw in enumerate(pieces, start=block.first_line_no):
         lines.append(RawLine(line_no, offset, raw.removesuffix(b"\r")))
         offset += len(raw) + 1
     return parse_lines(lines)
 
 
-def ingest_body(body: bytes, source: str) -> dict[str, int]:
-    """`POST /api/ingest/requests`: one transaction for the whole body."""
-    summary = load_batch(parse_body(body), source, configured_encodings())
+def ingest_body(body: bytes | Iterable[bytes], source: str) -> dict[str, int]:
+    """`POST /api/ingest/requests`: the body (bytes, or its chunks as they arrive), JSON
+    Lines or a JSON array of records, parsed and loaded a block at a time
+    (bodies.BLOCK_BYTES), one transaction a block: memory follows the block, not the
+    body. A request_id stored already is a duplicate, so sending a body again (whole, or
+    split otherwise) stores nothing twice. A JSON array that breaks off is a BodyError,
+    the blocks before it loaded."""
+    request = bodies.Body([body] if isinstance(body, bytes | bytearray) else body)
+    encodings = configured_encodings()
+    summary = IngestSummary()
+    if request.is_array:
+        parsed: Iterator[ParsedLines] = (
+            parse_array([e.value for e in batch], first_index=batch[0].index)
+            for batch in request.element_batches()
+        )
+    else:
+        parsed = (parse_block(block) for block in request.blocks())
+    for batch in parsed:
+        summary.add(load_batch(batch, source, encodings))
     return {
         "accepted": summary.accepted,
         "quarantined": summary.quarantined,

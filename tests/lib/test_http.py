@@ -149,6 +149,42 @@ def test_the_timeout_bounds_the_whole_call_not_each_read(server: Server) -> None
     assert time.monotonic() - started < 1.0
 
 
+def test_headers_trickling_a_byte_at_a_time_are_bounded_by_the_timeout_too(server: Server) -> None:
+    stop = threading.Event()
+
+    def trickle_headers(handler: BaseHTTPRequestHandler) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+        for byte in head:  # a byte every 200 ms: the status line alone takes 3 s
+            if stop.is_set():
+                return
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.2)
+
+    server.answers["/trickle"] = trickle_headers
+    started = time.monotonic()
+    error = failure(lambda: http.get(server.base_url + "/trickle", timeout_s=1.0))
+    elapsed = time.monotonic() - started
+    stop.set()
+    assert (str(error), error.status) == ("timed out after 1 s", None)
+    assert elapsed < 3.0  # generous slack around the 1 s asked; the whole answer takes 15 s
+
+
+def test_a_redirect_chain_shares_one_deadline(server: Server) -> None:
+    def slow_redirect(handler: BaseHTTPRequestHandler) -> None:
+        time.sleep(0.4)
+        handler.send_response(302)
+        handler.send_header("Location", "/again")
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+    server.answers["/again"] = slow_redirect
+    started = time.monotonic()
+    error = failure(lambda: http.get(server.base_url + "/again", timeout_s=1.0))
+    assert str(error) == "timed out after 1 s"
+    assert time.monotonic() - started < 3.0  # each hop is quick; ten of them would be 4 s
+
+
 def test_a_refused_connection_says_so() -> None:
     error = failure(lambda: http.get(f"http://127.0.0.1:{free_port()}/metrics"))
     assert (str(error), error.status) == ("connection refused", None)

@@ -18,7 +18,9 @@ entry points and the transactions.
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -29,6 +31,7 @@ from tqdm import tqdm
 import warehouse
 from ingest.parsers import agent_events as parser
 from ingest.pipelines.agent_events import workers
+from ingest.pipelines.agent_events.content_keys import with_content_keys
 from ingest.pipelines.agent_events.dedup import Load
 from ingest.pipelines.agent_events.staging import StagedChunk, discard_after, stage_lines
 from ingest.pipelines.agent_events.store import Transaction, load_chunk
@@ -42,7 +45,8 @@ from ingest.pipelines.loading import (
     read_positions,
     record_position,
 )
-from ingest.sources import files
+from ingest.sources import bodies, files
+from ingest.sources.bodies import BodyError
 
 __all__ = ["SOURCE_KIND", "BodyError", "ingest_body", "ingest_file", "run_agent_events"]
 SOURCE_KIND = parser.SOURCE_KIND
@@ -210,50 +214,62 @@ def _ingest_from(
     return position, chunks.failed
 
 
-class BodyError(ValueError):
-    """An HTTP body that is neither JSON Lines nor a JSON array."""
+def ingest_body(body: bytes | Iterable[bytes], *, source: str | None = None) -> IngestSummary:
+    """Ingest a POSTed body (bytes, or its chunks as they arrive): JSON Lines, or one JSON
+    array of events. The body is complete, so a last line without a newline is a line.
 
-
-def ingest_body(body: bytes, *, source: str | None = None) -> IngestSummary:
-    """Ingest a POSTed body: JSON Lines, or one JSON array of events. The body is complete,
-    so a last line without a newline is a line."""
+    Read and loaded a block of lines at a time (bodies.BLOCK_BYTES), one transaction a
+    block, so memory follows the block, not the body. Events without an `id` get a content
+    key (content_keys.py): posting the same lines again, whole or split, stores nothing
+    twice. A JSON array that breaks off is a BodyError, the blocks before it loaded."""
     summary = IngestSummary()
-    data = _body_lines(body)
-    if not data.strip():
+    request = bodies.Body([body] if isinstance(body, bytes | bytearray) else body)
+    if request.is_empty:
         return summary
     name = source or f"api/{uuid.uuid4()}"
     lake_dir, staging = _staging_dirs()
     load = Load(name)
     load.find_stamp()
-    lines = parser.split_lines(data, first_line_no=1, base_offset=0)
-    staged = stage_lines(lines, load, staging, size=len(body))
+    blocks = _array_blocks(request.element_batches()) if request.is_array else request.blocks()
+    for block in blocks:
+        lines = parser.split_lines(
+            block.data, first_line_no=block.first_line_no, base_offset=block.start_offset
+        )
+        staged = stage_lines(with_content_keys(lines), load, staging, size=len(block.data))
+        del lines
 
-    def store(cur: warehouse.Cursor) -> tuple[int, int]:
-        transaction = Transaction()
-        loaded = load_chunk(cur, staged, load, transaction, lake_dir)
-        transaction.totals.add(cur)
-        return loaded
+        def store(cur: warehouse.Cursor, staged: StagedChunk = staged) -> tuple[int, int]:
+            transaction = Transaction()
+            loaded = load_chunk(cur, staged, load, transaction, lake_dir)
+            transaction.totals.add(cur)
+            return loaded
 
-    try:
-        # A conflicting attempt is rolled back and run again, so the file stays till the
-        # end; one that an attempt added is left to run_maintenance if the write fails.
-        accepted, quarantined = warehouse.write(store)
-    finally:
-        discard_after([staged], committing=True)
-    summary.accepted, summary.quarantined = accepted, quarantined
-    summary.duplicates = staged.valid - accepted
-    summary.bytes = len(body)
+        try:
+            # A conflicting attempt is rolled back and run again, so the file stays till
+            # the end; one that an attempt added is left to run_maintenance if the write
+            # fails.
+            accepted, quarantined = warehouse.write(store)
+        finally:
+            discard_after([staged], committing=True)
+        summary.accepted += accepted
+        summary.quarantined += quarantined
+        summary.duplicates += staged.valid - accepted
+        summary.bytes += len(block.data)
     return summary
 
 
-def _body_lines(body: bytes) -> bytes:
-    stripped = body.lstrip()
-    if stripped.startswith(b"["):
-        try:
-            items = orjson.loads(stripped)
-        except orjson.JSONDecodeError as exc:
-            raise BodyError(f"body starts like a JSON array but is not valid JSON: {exc}") from exc
-        if not isinstance(items, list):
-            raise BodyError("body must be JSON Lines or a JSON array of events")
-        return b"".join(orjson.dumps(item) + b"\n" for item in items)
-    return body if body.endswith(b"\n") else body + b"\n"
+def _array_blocks(batches: Iterator[list[bodies.Element]]) -> Iterator[bodies.Block]:
+    """A JSON array's elements as blocks of JSON Lines, one element a line (element i is
+    line i + 1, as quarantine reports it)."""
+    offset = 0
+    for batch in batches:
+        data = b"".join(_json_line(element.value) for element in batch)
+        yield bodies.Block(data, batch[0].index + 1, offset)
+        offset += len(data)
+
+
+def _json_line(element: object) -> bytes:
+    try:
+        return orjson.dumps(element) + b"\n"
+    except orjson.JSONEncodeError:  # an integer past 64 bits: the parser judges it
+        return json.dumps(element, separators=(",", ":")).encode() + b"\n"

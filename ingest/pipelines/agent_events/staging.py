@@ -137,7 +137,10 @@ def stage_lines(lines: pa.Table, load: Load, folder: Path, *, size: int) -> Stag
         stamped = [load.source, load.stamp]
         try:
             warehouse.data_files.copy_to_parquet(cur, _STAGE_SQL, file, stamped)
-        except warehouse.InvalidInput:  # a line that is not JSON (the file is rewritten)
+        except (
+            warehouse.InvalidInput,
+            UnicodeDecodeError,
+        ):  # a line that is not JSON (the file is rewritten); DuckDB may cut its message mid-character
             warehouse.data_files.copy_to_parquet(cur, _STAGE_ANY_SQL, file, stamped)
         reduced = cur.execute(
             run_rollups.reduce_sql(

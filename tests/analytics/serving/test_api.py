@@ -100,7 +100,7 @@ def test_kv_usage_is_the_mean_over_the_bucket(scraped: None, auth_headers: dict[
     assert status == 200
     # (0.2 + 0.4 + 0.6 + 0.0 + 0.2 + 0.4) / 6
     assert body["points"] == [
-        {"t": "2026-01-01T00:00:00Z", "usage": pytest.approx(0.3), "max": 0.6}
+        {"t": "2026-01-01T00:00:00Z", "usage": pytest.approx(0.3), "max": 0.6, "reason": None}
     ]
     status, body = _get(
         Client(), "/api/serving/kv-usage?instance=gpu-a&bucket=1h&engine=1", auth_headers
@@ -237,6 +237,7 @@ def test_kv_capacity_counts_tokens_requests_and_bytes(
         "capacity_tokens": 32000,
         "tokens_in_use": 16000.0,
         "kv_usage": 0.5,
+        "kv_usage_reason": None,
         "context_tokens": 2000.0,
         "requests_that_fit": 16,
         "kv_bytes_per_token": 131072,
