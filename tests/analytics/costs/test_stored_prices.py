@@ -91,3 +91,8 @@ def test_the_costs_page_shows_the_reason(client: Client, bad_price: None, user: 
     page = client.get("/costs/?date=2026-01-14")
     assert page.status_code == 200
     assert "Price rows not used (fix them in the admin): " + BAD in page.content.decode()
+    for name in ("model", "run"):
+        chart = client.get(f"/costs/charts/{name}.json?date=2026-01-14")
+        assert chart.status_code == 200
+    csv_download = client.get("/costs/report.csv?date=2026-01-14")
+    assert csv_download.status_code == 200 and BAD in csv_download.content.decode()
