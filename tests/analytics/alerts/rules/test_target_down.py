@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -23,6 +24,13 @@ from tests.vllm_text import EngineState, v1_text
 
 pytestmark = pytest.mark.django_db
 TICK = timedelta(seconds=15)  # FLEETSCOPE_SCRAPE_SECONDS, the test settings' default
+
+
+@pytest.fixture(autouse=True)
+def own_spool(tmp_path: Path, settings: Any) -> None:
+    """A spool of this test's own (under the data dir): scrapes the last ticks spooled
+    and never loaded must not reach another test's."""
+    settings.DATA_DIR = tmp_path / "data"
 
 
 def _target(server: Loopback) -> None:
