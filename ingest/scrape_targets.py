@@ -1,4 +1,5 @@
-"""Scrape targets in Django's database: registering them and scraping the due ones.
+"""Scrape targets in Django's database: registering and removing them, checking a one-off
+scrape's name, and scraping the due ones.
 
 Owns the beat tick: claim each due target with a conditional UPDATE (two workers never
 scrape one target twice), collect the scrapes concurrently, spool them, and load the spool
@@ -33,6 +34,37 @@ def default_instance_name(url: str) -> str:
     return f"{parts.hostname}:{port}"
 
 
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+
+
+def check_target(url: str, instance: str | None = None) -> str:
+    """The instance name a scrape of `url` is stored under (default host:port), checked
+    as the admin checks a target's, without registering anything (ValueError, one line)."""
+    name = instance or default_instance_name(url)
+    try:
+        ScrapeTarget(name=name, url=url).full_clean(validate_unique=False)
+    except ValidationError as exc:
+        raise ValueError(_problems(exc)) from None
+    return name
+
+
+def remove_target(name_or_url: str) -> ScrapeTarget:
+    """Unregister the target of that instance name, or the one target scraping that URL
+    (its stored scrapes stay); ValueError (one line) when there is none, or several."""
+    found = ScrapeTarget.objects.filter(name=name_or_url).first()
+    if found is None:
+        by_url = list(ScrapeTarget.objects.filter(url=name_or_url))
+        if len(by_url) > 1:
+            names = ", ".join(t.name for t in by_url)
+            raise ValueError(f"{len(by_url)} targets scrape {name_or_url} ({names}): name one")
+        if not by_url:
+            raise ValueError(f"no scrape target named or scraping {name_or_url!r}")
+        found = by_url[0]
+    ScrapeTarget.objects.filter(pk=found.pk).delete()
+    return found
+
+
 def register_target(
     url: str,
     instance: str | None = None,
@@ -51,8 +83,7 @@ def register_target(
     try:
         target.full_clean()
     except ValidationError as exc:
-        problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-        raise ValueError(problems) from None
+        raise ValueError(_problems(exc)) from None
     target.save()
     return target
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from django.conf import settings
 
 import warehouse
 from analytics.costs import queries as cost_queries
@@ -87,9 +88,8 @@ GROUP BY e.run
 """
 
 # Per instance and minute, from raw samples (kept FLEETSCOPE_SERVING_RAW_RETENTION_HOURS,
-# 48 h by default): the lowest and the mean KV usage of the minute's scrapes, a scrape's
-# usage being the mean over its engines. The lowest is what "stayed above" needs: a level
-# flapping faster than a minute can have a mean above the line it keeps dropping under.
+# 48 h by default): the mean KV usage of the minute's scrapes, a scrape's usage being the
+# mean over its engines (so an instance with more engines does not weigh its scrapes more).
 KV_MINUTES_SQL = """
 WITH per_scrape AS (
     SELECT instance, ts, avg(value) AS usage
@@ -97,8 +97,7 @@ WITH per_scrape AS (
     WHERE metric = 'kv_usage' AND ts >= $lo AND ts <= $end
     GROUP BY instance, ts
 )
-SELECT instance, (floor(epoch(ts) / 60) * 60)::BIGINT AS minute,
-       min(usage) AS low, avg(usage) AS mean
+SELECT instance, (floor(epoch(ts) / 60) * 60)::BIGINT AS minute, avg(usage) AS mean
 FROM per_scrape
 GROUP BY ALL
 ORDER BY instance, minute
@@ -110,6 +109,13 @@ FROM serving_scrapes
 WHERE ts >= $lo AND ts <= $end
 ORDER BY instance, ts
 """
+
+
+def commit_lag_seconds() -> float:
+    """How far behind now the newest stored scrape of a healthy target can be: scrapes are
+    spooled and loaded once the oldest is FLEETSCOPE_SERVING_FLUSH_SECONDS old, which the
+    next beat tick (FLEETSCOPE_SCRAPE_SECONDS) sees (ingest.scrape_targets)."""
+    return float(settings.FLEETSCOPE_SERVING_FLUSH_SECONDS + settings.FLEETSCOPE_SCRAPE_SECONDS)
 
 
 def epoch(when: datetime) -> float:
@@ -126,12 +132,11 @@ def floor_minute(seconds: float) -> int:
 
 @dataclass
 class InstanceSeries:
-    """Per minute (epoch seconds of the minute's start): the lowest and the mean KV usage
-    of the minute's scrapes (each scrape's usage the mean over its engines; NaN without
-    samples) and the reset-adjusted preemption increase."""
+    """Per minute (epoch seconds of the minute's start): the mean KV usage of the minute's
+    scrapes (each scrape's usage the mean over its engines; NaN without samples) and the
+    reset-adjusted preemption increase."""
 
     minutes: Ints
-    kv_low: Floats
     kv_usage: Floats
     preemptions: Floats
 
@@ -189,6 +194,7 @@ class Facts:
             floor_minute(epoch(start - self.horizon)), tz=UTC
         )  # minute-aligned
         self._memo: dict[Hashable, Any] = {}
+        self.commit_lag_s = commit_lag_seconds()
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """One computation per key for every rule that asks (same run, same params...)."""
@@ -209,17 +215,15 @@ class Facts:
         pre: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
         for row in rows["preemptions"]:
             pre[row.instance][int(row.t.timestamp())] += row.increase or 0.0
-        kv: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
+        kv: dict[str, dict[int, float]] = defaultdict(dict)
         for r in warehouse.fetch_all(KV_MINUTES_SQL, self._range):
-            kv[r["instance"]][int(r["minute"])] = (float(r["low"]), float(r["mean"]))
+            kv[r["instance"]][int(r["minute"])] = float(r["mean"])
         answer = {}
         for name in sorted(set(kv) | set(pre)):
             minutes = np.array(sorted(set(kv[name]) | set(pre[name])), dtype=np.int64)
-            per_minute = [kv[name].get(m, (math.nan, math.nan)) for m in minutes.tolist()]
             answer[name] = InstanceSeries(
                 minutes=minutes,
-                kv_low=np.array([low for low, _ in per_minute]),
-                kv_usage=np.array([mean for _, mean in per_minute]),
+                kv_usage=np.array([kv[name].get(m, math.nan) for m in minutes.tolist()]),
                 preemptions=np.array([pre[name].get(m, 0.0) for m in minutes.tolist()]),
             )
         return answer

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
-from analytics.costs.price_files import parse_price_entry, save_prices
+from analytics.costs.price_files import parse_price_entries, save_prices
 from analytics.costs.report import DailyReport, build_daily_report, read_zone
 from lib.bounds import EVENT_YEARS
 from lib.errors import ParameterError
@@ -81,6 +81,7 @@ class DailyOut(Schema):
     by_team: list[TeamCostOut]
     gpu: list[GpuCostOut]
     unpriced: list[str]
+    price_problems: list[str]
     previous_day_usd: float
     change_usd: float
     change_pct: float | None
@@ -136,7 +137,8 @@ class SavedOut(Schema):
 
 @prices_router.post("", response=SavedOut, url_name="prices_save")
 def save(request: HttpRequest, body: list[PriceIn]) -> SavedOut:
-    """Add prices (USD per million tokens, valid from a UTC day); a (model, valid_from)
-    already in the table is replaced."""
-    rows = [parse_price_entry(price.dict()) for price in body]
+    """Add prices (USD per million tokens, valid from a UTC day, each in the range of
+    analytics.costs.models.price_problem); a (model, valid_from) already in the table is
+    replaced. One bad entry refuses them all (422 naming it)."""
+    rows = parse_price_entries([price.dict() for price in body])
     return SavedOut(saved=save_prices(rows, "api"))

@@ -2,38 +2,107 @@
 recipients and every delivery attempt.
 
 Prices are USD per million tokens and valid from a date (UTC), so a price change adds a
-row and never rewrites history. Token data itself stays in the warehouse.
+row and never rewrites history. The range a price may take (`price_problem`) and what
+aliases are (`aliases_problem`) are written here once: the fields' validators (the admin),
+price files and POST /api/prices all check them. Token data itself stays in the warehouse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import BaseValidator, MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from lib.bounds import name_problem
+
 _NON_NEGATIVE = [MinValueValidator(Decimal(0))]
-# Digits of a model price before its 6 decimal places: no real price comes near, and a
-# price file's entry past it is refused with its name (price_files), never cut.
+# Digits the price columns hold before their 6 decimal places (wider than the range below,
+# so a row written before the range existed still reads back).
 MTOK_PRICE_INTEGER_DIGITS = 18
+# The range of a model price, USD per million tokens, whichever door it comes in by (the
+# API, a price file, the admin): 15 significant digits, what SQLite's REAL reads back
+# exactly, and times a count under lib.bounds.COUNT_LIMIT (10^18) at most 10^27 USD per
+# million, far inside a float. No real price comes near (the dearest is under 1,000).
+MTOK_PRICE_MAX = Decimal("999999999.999999")
+_MTOK_PRICE_BOUNDS = [MinValueValidator(Decimal(0)), MaxValueValidator(MTOK_PRICE_MAX)]
+
+
+def price_problem(value: Decimal) -> str | None:
+    """Why `value` is not a model price (one line), or None: the range above."""
+    if not value.is_finite():
+        return "is not a finite number"
+    if value < 0:
+        return "is negative"
+    if value > MTOK_PRICE_MAX:
+        return f"is over {MTOK_PRICE_MAX:,} USD per million tokens"
+    return None
+
+
+def aliases_problem(value: object) -> str | None:
+    """Why `value` is not a price row's aliases (one line), or None: a list of names."""
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        return "must be a list of strings"
+    for alias in value:
+        problem = name_problem(alias, "an alias")
+        if problem:
+            return problem
+    return None
+
+
+def validate_aliases(value: object) -> None:
+    problem = aliases_problem(value)
+    if problem:
+        raise ValidationError(f"aliases {problem}")
+
+
+# The price fields of a ModelPrice row, USD per million tokens.
+PRICE_FIELDS = (
+    "input_per_mtok",
+    "cached_input_per_mtok",
+    "cache_write_per_mtok",
+    "cache_write_1h_per_mtok",
+    "output_per_mtok",
+    "long_input_per_mtok",
+    "long_cached_input_per_mtok",
+    "long_cache_write_per_mtok",
+    "long_cache_write_1h_per_mtok",
+    "long_output_per_mtok",
+    "fast_input_per_mtok",
+    "fast_cached_input_per_mtok",
+    "fast_cache_write_per_mtok",
+    "fast_cache_write_1h_per_mtok",
+    "fast_output_per_mtok",
+)
 
 
 def _price_field(
-    help_text: str, *, null: bool = False, integer_digits: int = 6
+    help_text: str,
+    *,
+    null: bool = False,
+    integer_digits: int = 6,
+    validators: Sequence[BaseValidator] = _NON_NEGATIVE,
 ) -> models.DecimalField[Decimal, Decimal]:
     return models.DecimalField(
         max_digits=integer_digits + 6,
         decimal_places=6,
         null=null,
         blank=null,
-        validators=_NON_NEGATIVE,
+        validators=list(validators),
         help_text=help_text,
     )
 
 
 def _mtok_price(help_text: str, *, null: bool = False) -> models.DecimalField[Decimal, Decimal]:
-    return _price_field(help_text, null=null, integer_digits=MTOK_PRICE_INTEGER_DIGITS)
+    return _price_field(
+        help_text,
+        null=null,
+        integer_digits=MTOK_PRICE_INTEGER_DIGITS,
+        validators=_MTOK_PRICE_BOUNDS,
+    )
 
 
 class ModelPrice(models.Model):
@@ -41,7 +110,10 @@ class ModelPrice(models.Model):
 
     model = models.CharField(max_length=200, help_text="canonical name, e.g. claude-haiku-4-5")
     aliases = models.JSONField(
-        default=list, blank=True, help_text='other names, e.g. ["claude-3-5-haiku-latest"]'
+        default=list,
+        blank=True,
+        validators=[validate_aliases],
+        help_text='other names, e.g. ["claude-3-5-haiku-latest"]',
     )
     provider = models.CharField(max_length=100, blank=True)
     input_per_mtok = _mtok_price("USD per million uncached input tokens")

@@ -2,19 +2,24 @@
 
 Owns name matching (provider prefixes and date suffixes such as
 `claude-haiku-4-5-20251001` -> `claude-haiku-4-5`) and the arithmetic. Reads the price
-table once per PriceBook; never touches the warehouse.
+table once per PriceBook, checking each row against models.price_problem's range (a row
+out of it prices nothing and is reported, never raised); never touches the warehouse.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from analytics.costs.models import ModelPrice
+from django.db.models import FloatField
+from django.db.models.functions import Cast
+
+from analytics.costs.models import PRICE_FIELDS, ModelPrice, aliases_problem, price_problem
 
 PER_MTOK = 1_000_000
 # A call whose prompt (input + cache reads + cache writes) exceeds this is long-context.
@@ -128,44 +133,102 @@ class Usage:
     long_cache_write_1h_tokens: int = 0
 
 
-def _f(value: Decimal | None) -> float | None:
+PriceValue = Decimal | float | None
+
+
+def _f(value: PriceValue) -> float | None:
     return None if value is None else float(value)
 
 
-def _or(value: Decimal | None, default: float) -> float:
+def _or(value: PriceValue, default: float) -> float:
     return default if value is None else float(value)
 
 
-def price_from_row(row: ModelPrice) -> Price:
-    """A row's prices with its empty ones filled in: cache reads and 5-minute writes at the
-    input price, 1-hour writes at twice it (never at the 5-minute price); in the
-    long-context tier the same from the long-context input price."""
-    input_price = float(row.input_per_mtok)
-    long_input = _f(row.long_input_per_mtok)
-    long_5m = _f(row.long_cache_write_per_mtok)
-    long_1h = _f(row.long_cache_write_1h_per_mtok)
+def price_from_values(model: str, valid_from: date, values: Mapping[str, PriceValue]) -> Price:
+    """A row's prices (by field name, models.PRICE_FIELDS) with its empty ones filled in:
+    cache reads and 5-minute writes at the input price, 1-hour writes at twice it (never at
+    the 5-minute price); in the long-context tier the same from the long-context input
+    price."""
+    input_price = _or(values["input_per_mtok"], 0.0)
+    long_input = _f(values["long_input_per_mtok"])
+    long_5m = _f(values["long_cache_write_per_mtok"])
+    long_1h = _f(values["long_cache_write_1h_per_mtok"])
     if long_input is not None:
         long_5m = long_input if long_5m is None else long_5m
         long_1h = CACHE_WRITE_1H_MULTIPLIER * long_input if long_1h is None else long_1h
     return Price(
-        model=row.model,
-        valid_from=row.valid_from,
+        model=model,
+        valid_from=valid_from,
         input=input_price,
-        cached_input=_or(row.cached_input_per_mtok, input_price),
-        cache_write_5m=_or(row.cache_write_per_mtok, input_price),
-        cache_write_1h=_or(row.cache_write_1h_per_mtok, CACHE_WRITE_1H_MULTIPLIER * input_price),
-        output=float(row.output_per_mtok),
+        cached_input=_or(values["cached_input_per_mtok"], input_price),
+        cache_write_5m=_or(values["cache_write_per_mtok"], input_price),
+        cache_write_1h=_or(
+            values["cache_write_1h_per_mtok"], CACHE_WRITE_1H_MULTIPLIER * input_price
+        ),
+        output=_or(values["output_per_mtok"], 0.0),
         long_input=long_input,
-        long_cached_input=_f(row.long_cached_input_per_mtok),
-        long_output=_f(row.long_output_per_mtok),
+        long_cached_input=_f(values["long_cached_input_per_mtok"]),
+        long_output=_f(values["long_output_per_mtok"]),
         long_cache_write_5m=long_5m,
         long_cache_write_1h=long_1h,
-        fast_input=_f(row.fast_input_per_mtok),
-        fast_cached_input=_f(row.fast_cached_input_per_mtok),
-        fast_cache_write_5m=_f(row.fast_cache_write_per_mtok),
-        fast_cache_write_1h=_f(row.fast_cache_write_1h_per_mtok),
-        fast_output=_f(row.fast_output_per_mtok),
+        fast_input=_f(values["fast_input_per_mtok"]),
+        fast_cached_input=_f(values["fast_cached_input_per_mtok"]),
+        fast_cache_write_5m=_f(values["fast_cache_write_per_mtok"]),
+        fast_cache_write_1h=_f(values["fast_cache_write_1h_per_mtok"]),
+        fast_output=_f(values["fast_output_per_mtok"]),
     )
+
+
+def price_from_row(row: ModelPrice) -> Price:
+    """A ModelPrice row as a Price (see price_from_values)."""
+    return price_from_values(
+        row.model, row.valid_from, {name: getattr(row, name) for name in PRICE_FIELDS}
+    )
+
+
+@dataclass(frozen=True)
+class StoredPrice:
+    """One row of the price table as read for pricing: its Price, or None and why not (a
+    value out of models.price_problem's range, written before that range was checked)."""
+
+    model: str
+    valid_from: date
+    aliases: list[str]
+    price: Price | None
+    problem: str | None = None
+
+
+# Each price column read as a float: the ORM's Decimal conversion raises on a value wider
+# than the column's digits, and one such row would take every cost query down.
+_AS_FLOAT = {f"{name}__float": Cast(name, FloatField()) for name in PRICE_FIELDS}
+
+
+def _stored_problem(values: Mapping[str, float | None], aliases: object) -> str | None:
+    for name in PRICE_FIELDS:
+        value = values[name]
+        if value is None:
+            if name in ("input_per_mtok", "output_per_mtok"):
+                return f"{name} is empty"
+            continue
+        problem = price_problem(Decimal(repr(value)))
+        if problem:
+            return f"{name} {problem} ({value:g})"
+    problem = aliases_problem(aliases)
+    return f"aliases {problem}" if problem else None
+
+
+def read_stored_prices() -> list[StoredPrice]:
+    """Every row of the price table; a row out of range comes back without its Price and
+    with the reason, so it prices nothing and is reported, never raised."""
+    answer = []
+    for typed in ModelPrice.objects.values("model", "valid_from", "aliases", **_AS_FLOAT):
+        row: dict[str, Any] = dict(typed)
+        values = {name: row[f"{name}__float"] for name in PRICE_FIELDS}
+        problem = _stored_problem(values, row["aliases"])
+        aliases = row["aliases"] if aliases_problem(row["aliases"]) is None else []
+        price = None if problem else price_from_values(row["model"], row["valid_from"], values)
+        answer.append(StoredPrice(row["model"], row["valid_from"], aliases, price, problem))
+    return answer
 
 
 def candidate_names(model: str) -> list[str]:
@@ -221,20 +284,33 @@ def cache_savings_usd(price: Price, usage: Usage, *, fast: bool = False) -> floa
 
 
 class PriceBook:
-    """Every price row, indexed by lower-case name and alias, sorted by valid_from."""
+    """Every price row, indexed by lower-case name and alias, sorted by valid_from. A row
+    that cannot be used (StoredPrice.problem) still starts its period, which is then
+    unpriced: an older price never stands in for it silently. `problems` lists them."""
 
-    def __init__(self, prices: list[Price], aliases: dict[str, str] | None = None) -> None:
-        self._by_model: dict[str, list[Price]] = {}
-        for price in sorted(prices, key=lambda p: p.valid_from):
-            self._by_model.setdefault(price.model.lower(), []).append(price)
+    def __init__(
+        self,
+        prices: list[Price],
+        aliases: dict[str, str] | None = None,
+        unusable: list[StoredPrice] | None = None,
+    ) -> None:
+        entries: list[tuple[str, date, Price | None]] = [(p.model, p.valid_from, p) for p in prices]
+        entries += [(s.model, s.valid_from, None) for s in unusable or []]
+        self._by_model: dict[str, list[tuple[date, Price | None]]] = {}
+        for model, valid_from, price in sorted(entries, key=lambda e: e[1]):
+            self._by_model.setdefault(model.lower(), []).append((valid_from, price))
         self._aliases = {k.lower(): v.lower() for k, v in (aliases or {}).items()}
         self._resolved: dict[str, str | None] = {}
+        self.problems = [
+            f"{s.model} from {s.valid_from}: {s.problem}; not used" for s in unusable or []
+        ]
 
     @classmethod
     def load(cls) -> PriceBook:
-        rows = list(ModelPrice.objects.all())
-        aliases = {alias: row.model for row in rows for alias in row.aliases or []}
-        return cls([price_from_row(row) for row in rows], aliases)
+        stored = read_stored_prices()
+        aliases = {alias: s.model for s in stored for alias in s.aliases}
+        prices = [s.price for s in stored if s.price is not None]
+        return cls(prices, aliases, [s for s in stored if s.price is None])
 
     def canonical(self, model: str) -> str | None:
         """The price-table name a logged model name matches, or None."""
@@ -249,12 +325,13 @@ class PriceBook:
         return self._resolved[model]
 
     def price(self, model: str | None, day: date) -> Price | None:
-        """The price valid on that UTC day, or None (unknown model, or not yet priced)."""
+        """The price valid on that UTC day, or None (unknown model, not yet priced, or a
+        row that cannot be used)."""
         if not model:
             return None
         name = self.canonical(model)
         if name is None:
             return None
         history = self._by_model[name]
-        index = bisect_right([p.valid_from for p in history], day)
-        return history[index - 1] if index else None
+        index = bisect_right([valid_from for valid_from, _ in history], day)
+        return history[index - 1][1] if index else None

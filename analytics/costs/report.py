@@ -100,6 +100,7 @@ class DailyReport:
     by_team: list[TeamCost]
     gpu: list[GpuCost]
     unpriced: list[str]  # models with unlogged calls and no price
+    price_problems: list[str]  # price rows that cannot be used, each with why (PriceBook)
     previous_day_usd: float
     change_usd: float
     change_pct: float | None  # None: nothing spent the day before
@@ -342,6 +343,7 @@ def build_daily_report(day: date, tz: str | None = None) -> DailyReport:
         by_team=_team_costs(teams, today),
         gpu=gpu,
         unpriced=sorted(m for m, t in by_model.items() if t.unpriced_calls),
+        price_problems=book.problems,
         previous_day_usd=_money(previous),
         change_usd=_money(total.usd - previous),
         change_pct=_money((total.usd - previous) / previous * 100) if previous else None,

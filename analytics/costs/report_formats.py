@@ -68,6 +68,8 @@ def to_csv(report: DailyReport) -> str:
         writer.writerow(["gpu", g.target, "", "", "", "", g.generated_tokens, f"{g.usd:.6f}", note])
     for model in report.unpriced:
         writer.writerow(["unpriced", model, "", "", "", "", "", "", "no price in the table"])
+    for problem in report.price_problems:
+        writer.writerow(["price_problem", "", "", "", "", "", "", "", problem])
     writer.writerow(["total", "api", report.calls, "", "", "", "", f"{report.api_usd:.6f}", ""])
     writer.writerow(["total", "gpu", "", "", "", "", "", f"{report.gpu_usd:.6f}", ""])
     writer.writerow(["total", "all", "", "", "", "", "", f"{report.total_usd:.6f}", ""])

@@ -1,7 +1,8 @@
 """Django-side records of serving ingestion: scrape targets and model KV configs.
 
-Scrape targets are edited in the admin or by `manage.py scrape URL --instance NAME`; the
-beat task scrapes every enabled one on its interval. A model config (layers, KV heads,
+Scrape targets are edited in the admin or by `manage.py add_scrape_target` and
+`remove_scrape_target` (`scrape` registers nothing); the beat task scrapes every enabled
+one on its interval. A model config (layers, KV heads,
 head dim, dtype) turns KV-cache blocks into bytes on the instance page.
 """
 

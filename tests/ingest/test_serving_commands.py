@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, ManagementUtility, call_command
 
 from analytics.serving import queries as serving
 from analytics.serving.instances import list_instances
@@ -35,7 +35,9 @@ def _everything(instance: str) -> serving.Window:
     return serving.make_window(instance, None, None, 86400)
 
 
-def test_scrape_registers_the_target_and_counts_a_restart_as_a_reset(lake: Path, db: None) -> None:
+def test_scrape_once_stores_prints_registers_nothing_and_counts_a_restart_as_a_reset(
+    lake: Path, db: None
+) -> None:
     engine = EngineState(preemptions=4, created=1000.0)
     with loopback() as server:
         url = server.url("/metrics")
@@ -48,31 +50,86 @@ def test_scrape_registers_the_target_and_counts_a_restart_as_a_reset(lake: Path,
         server.serve_text("/metrics", v1_text({"0": restarted}))
         last = _run("scrape", url, "--instance", "gpu-a")
     assert first["accepted"] == last["accepted"] and first["quarantined"] == 0
-    assert last["resets"] > 0 and last["up"] is True
-    assert ScrapeTarget.objects.get(name="gpu-a").url == url
+    assert last["resets"] > 0 and last["up"] is True and last["instance"] == "gpu-a"
+    assert not ScrapeTarget.objects.exists()  # once means once: nothing to scrape again
     # 4 -> 6 is +2, the restart to 1 is +1
     assert serving.preemptions("gpu-a", _everything("gpu-a")).total == 3.0
 
 
-def test_scrape_of_a_down_or_garbage_target_is_a_recorded_failure(lake: Path, db: None) -> None:
-    down = _run("scrape", f"http://127.0.0.1:{_closed_port()}/metrics", "--instance", "down")
-    assert (down["accepted"], down["quarantined"], down["up"]) == (0, 1, False)
+def _exit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command as manage.py runs it: its exit status, stdout and stderr."""
+    status = 0
+    try:
+        ManagementUtility(["manage.py", *args]).execute()
+    except SystemExit as ended:
+        status = int(ended.code or 0)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_failed_scrape_is_stored_and_exits_non_zero_with_one_line(
+    lake: Path, db: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/metrics"
+    status, out, err = _exit(capsys, "scrape", url, "--instance", "down")
+    assert status == 1
+    assert err == "CommandError: down: down: connection refused\n"
+    summary = orjson.loads(out)
+    assert (summary["accepted"], summary["quarantined"], summary["up"]) == (0, 1, False)
     with loopback() as server:
         server.serve_text("/metrics", "this is not an exposition\n")
-        garbage = _run("scrape", server.url("/metrics"), "--instance", "garbage")
-    reason = garbage["errors"]["garbage"]
-    assert reason.startswith("not the Prometheus text format: ")
+        status, out, err = _exit(capsys, "scrape", server.url("/metrics"), "--instance", "garbage")
+    assert status == 1 and err.count("\n") == 1
+    assert err.startswith("CommandError: garbage: down: not the Prometheus text format: ")
     rows = {r.instance: r for r in list_instances()}
     assert rows["down"].up is False and rows["down"].last_error == "connection refused"
     assert rows["garbage"].up is False
+    assert not ScrapeTarget.objects.exists()
 
 
-def test_scrape_every_stops_after_count(lake: Path, db: None) -> None:
+def test_a_good_scrape_exits_zero(lake: Path, db: None, capsys: pytest.CaptureFixture[str]) -> None:
+    with loopback() as server:
+        server.serve_text("/metrics", v1_text({"0": EngineState()}))
+        status, out, err = _exit(capsys, "scrape", server.url("/metrics"), "--instance", "ok")
+    assert status == 0 and orjson.loads(out)["up"] is True
+    assert err.startswith("ok: up, ")
+
+
+def test_scrape_refuses_labels_and_bad_names_before_scraping(db: None) -> None:
+    with pytest.raises(CommandError, match=r"^labels belong to a registered target: "):
+        call_command("scrape", "http://127.0.0.1:9/metrics", "--label", "team=a")
+    with pytest.raises(CommandError, match="name"):
+        call_command("scrape", "http://127.0.0.1:9/metrics", "--instance", "a b/c")
+
+
+def test_scrape_every_stops_after_count_and_registers_nothing(lake: Path, db: None) -> None:
     with loopback() as server:
         server.serve_text("/metrics", v1_text({"0": EngineState()}))
         summary = _run("scrape", server.url("/metrics"), "--every", "0.05", "--count", "3")
     assert summary["scrapes"] == 3
-    assert ScrapeTarget.objects.get(name=summary["instance"]).interval_seconds == 1
+    assert not ScrapeTarget.objects.exists()
+
+
+def test_remove_scrape_target_by_name_or_url(db: None) -> None:
+    _run("add_scrape_target", "http://127.0.0.1:8001/metrics", "--instance", "a")
+    _run("add_scrape_target", "http://127.0.0.1:8002/metrics", "--instance", "b")
+    assert _run("remove_scrape_target", "a") == {
+        "removed": "a",
+        "url": "http://127.0.0.1:8001/metrics",
+    }
+    assert _run("remove_scrape_target", "http://127.0.0.1:8002/metrics")["removed"] == "b"
+    assert not ScrapeTarget.objects.exists()
+
+
+def test_remove_scrape_target_says_when_there_is_no_such_target_or_several(db: None) -> None:
+    with pytest.raises(CommandError, match=r"^no scrape target named or scraping 'typo'$"):
+        call_command("remove_scrape_target", "typo")
+    url = "http://127.0.0.1:8001/metrics"
+    _run("add_scrape_target", url, "--instance", "a")
+    _run("add_scrape_target", url, "--instance", "b")
+    with pytest.raises(CommandError, match=r"^2 targets scrape .* \(a, b\): name one$"):
+        call_command("remove_scrape_target", url)
+    assert ScrapeTarget.objects.count() == 2
 
 
 def test_add_scrape_target_rejects_a_bad_name(db: None) -> None:

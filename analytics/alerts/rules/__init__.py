@@ -14,9 +14,10 @@ spend.py, all built on base.py (Rule, Finding, RuleError), which imports none of
 Kinds, thresholds and params (durations are strings like `5m`, or numbers of seconds):
 - preemption_rate: threshold preemptions per second over `window` (default 5m), per
   instance; counters are reset-adjusted at load, so a restart is never a burst.
-- kv_usage: threshold a fraction 0..1; true while every scrape's KV-cache usage (the
-  mean over the instance's engines) is at or above it, judged per minute (a minute
-  without samples ends the streak; a level that keeps dipping under never holds).
+- kv_usage: threshold a fraction 0..1; true while the minute's mean KV-cache usage (the
+  mean of its scrapes, each scrape's the mean over the instance's engines) is at or above
+  it: the newest minute with samples (its scrapes stored so far), while it is within the
+  commit lag (below) of now; a minute without samples ends the streak.
 - commit_stall: no landed commit for longer than `min_gap` (fixed), or than `factor` x the
   run's mean gap between commits over `lookback` (default 3h) before its last commit, but
   at least `floor` (adaptive; a run with fewer than `min_commits`, default 3, in that
@@ -31,7 +32,9 @@ Kinds, thresholds and params (durations are strings like `5m`, or numbers of sec
   a significant rising trend (Mann-Kendall, as the error-rate API) with a Theil-Sen slope
   per hour of at least the threshold (default 0).
 - target_down: the last scrape failed, or a configured target has not been scraped for
-  `stale` (default 3 intervals, at least 1m).
+  `stale` (default 3 intervals, at least 1m) on top of the commit lag (scrapes are stored
+  a minute at a time: FLEETSCOPE_SERVING_FLUSH_SECONDS + FLEETSCOPE_SCRAPE_SECONDS, 75 s
+  by default), so a healthy target never leaves ok.
 - daily_spend: threshold USD (a team scope without one uses the team's daily budget);
   token spend of the UTC day so far, logged or priced as the cost report prices it.
 

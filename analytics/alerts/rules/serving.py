@@ -6,13 +6,12 @@ means and which params it takes is written once, in analytics.alerts.rules.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 import numpy as np
 
-from analytics.alerts.facts import MINUTE, Facts, epoch, floor_minute, from_epoch
+from analytics.alerts.facts import MINUTE, Facts, Ints, epoch, floor_minute, from_epoch
 from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, Rule, RuleError, format_span
 
@@ -118,28 +117,44 @@ class KvUsage(InstanceRule):
     def horizon(self) -> timedelta:
         return timedelta(seconds=self.for_seconds) + timedelta(hours=1)
 
+    @staticmethod
+    def _last_sampled(facts: Facts, name: str) -> Ints:
+        """Per minute of the series: the index of the latest minute up to it with KV
+        samples (-1: none yet)."""
+
+        def compute() -> Ints:
+            means = facts.instances[name].kv_usage
+            index = np.where(np.isnan(means), -1, np.arange(means.size))
+            return np.maximum.accumulate(index) if index.size else index
+
+        return facts.memo(("kv_last_sampled", name), compute)
+
     def evaluate(self, facts: Facts, at: datetime) -> list[Finding]:
         assert self.threshold is not None
         findings = []
         minute = floor_minute(epoch(at))
+        # Stored scrapes lag by up to the commit lag: the newest minute with samples stands
+        # in for the current one while a healthy target's could be that old (and the minute
+        # before it, which a scrape interval may straddle).
+        oldest = floor_minute(epoch(at) - facts.commit_lag_s) - MINUTE
         for name in self.subjects(facts, sorted(facts.instances)):
             series = facts.instances[name]
             n = int(np.searchsorted(series.minutes, minute, side="right"))
-            # The current minute may not have a scrape yet: the one before stands in.
-            if n == 0 or series.minutes[n - 1] < minute - MINUTE:
+            last = int(self._last_sampled(facts, name)[n - 1]) if n else -1
+            if last < 0 or series.minutes[last] < oldest:
                 findings.append(Finding(name, False, None, "no KV-cache samples"))
                 continue
-            low = series.kv_low
-            value = float(series.kv_usage[n - 1])
-            active = bool(low[n - 1] >= self.threshold)  # NaN (no samples) is False
+            means = series.kv_usage
+            value = float(means[last])
+            active = value >= self.threshold
             since = None
             if active:
                 # Back to the first minute of the streak; a minute without samples ends it.
-                i = n - 1
+                i = last
                 while (
                     i > 0
                     and series.minutes[i - 1] == series.minutes[i] - MINUTE
-                    and low[i - 1] >= self.threshold
+                    and means[i - 1] >= self.threshold
                 ):
                     i -= 1
                 since = from_epoch(float(series.minutes[i]))
@@ -147,8 +162,9 @@ class KvUsage(InstanceRule):
                 Finding(
                     name,
                     active,
-                    value if not math.isnan(value) else None,
-                    f"KV-cache usage {value:.1%} (threshold {self.threshold:.0%})",
+                    value,
+                    f"KV-cache usage {value:.1%}, the minute's mean"
+                    f" (threshold {self.threshold:.0%})",
                     since,
                 )
             )
@@ -167,10 +183,15 @@ class TargetDown(InstanceRule):
         return timedelta(seconds=self.for_seconds) + timedelta(hours=1)
 
     def _stale_seconds(self, facts: Facts, name: str) -> float | None:
+        """How long without a stored scrape a target is down: `stale` (default 3 of its
+        intervals, at least a minute) on top of the commit lag, as long as a healthy
+        target's newest stored scrape can be old (so a healthy target never flaps)."""
         if self.stale is not None:
-            return self.stale.total_seconds()
+            return self.stale.total_seconds() + facts.commit_lag_s
         target = facts.targets.get(name)
-        return max(60.0, 3.0 * target.interval_seconds) if target else None
+        if target is None:
+            return None
+        return max(60.0, 3.0 * target.interval_seconds) + facts.commit_lag_s
 
     def evaluate(self, facts: Facts, at: datetime) -> list[Finding]:
         now = epoch(at)

@@ -1,5 +1,8 @@
-"""`manage.py scrape URL [--instance NAME] [--every SECONDS]`: register the target and
-scrape it once, or every N seconds until stopped; ends with one JSON summary line."""
+"""`manage.py scrape URL [--instance NAME] [--every SECONDS [--count N]]`: scrape a vLLM
+`/metrics` endpoint once (or every N seconds until stopped), store each scrape and print
+one JSON summary line. It registers nothing: a target the beat task scrapes is
+`add_scrape_target`'s (removed by `remove_scrape_target`). A failed last scrape is stored
+too, and the command then exits non-zero with one line on stderr."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
-from ingest.scrape_targets import ROLLUP_GRACE, register_target
+from ingest.scrape_targets import ROLLUP_GRACE, check_target
 from warehouse import WarehouseError
 
 
@@ -25,7 +28,7 @@ def _label(text: str) -> tuple[str, str]:
 
 
 class Command(BaseCommand):
-    help = "Scrape a vLLM /metrics endpoint once, or every N seconds until stopped."
+    help = "Scrape a vLLM /metrics endpoint once, or every N seconds; registers nothing."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("url")
@@ -33,19 +36,21 @@ class Command(BaseCommand):
         parser.add_argument("--every", type=float, help="scrape every N seconds until stopped")
         parser.add_argument("--count", type=int, help="with --every: stop after N scrapes")
         parser.add_argument("--timeout", type=float, default=5.0, help="seconds (default 5)")
-        parser.add_argument("--label", action="append", default=[], help="key=value")
+        parser.add_argument(
+            "--label", action="append", default=[], help="refused: labels are a target's"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         every = opts["every"]
         if every is not None and every <= 0:
             raise CommandError("--every must be positive")
-        try:
-            target = register_target(
-                opts["url"],
-                opts["instance"],
-                interval_s=max(1, round(every)) if every else None,
-                labels=dict(_label(x) for x in opts["label"]),
+        if opts["label"]:
+            raise CommandError(
+                "labels belong to a registered target: manage.py add_scrape_target URL"
+                " --instance NAME --label key=value"
             )
+        try:
+            name = check_target(opts["url"], opts["instance"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         stop = {"now": False}
@@ -56,19 +61,22 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, _stop)
         total = LoadResult()
         runs = 0
-        last_up = False
+        last_error: str | None = None
         try:
             while True:
                 started = time.monotonic()
-                pending = collect_scrape(target.name, target.url, timeout_s=opts["timeout"])
+                pending = collect_scrape(name, opts["url"], timeout_s=opts["timeout"])
                 now = datetime.now(UTC)
                 result = load_scrapes([pending], rollup_until=now - ROLLUP_GRACE)
                 total.add(result)
-                last_up = pending.up
+                last_error = None if pending.up else pending.error or "scrape failed"
                 runs += 1
-                state = "up" if pending.up else f"down: {pending.error}"
-                print(f"{target.name}: {state}, {result.samples} samples", file=sys.stderr)
-                if every is None or (opts["count"] and runs >= opts["count"]) or stop["now"]:
+                last = every is None or (opts["count"] and runs >= opts["count"]) or stop["now"]
+                # A failed last scrape's one line is the CommandError's, below.
+                if not (last and last_error):
+                    state = "up" if last_error is None else f"down: {last_error}"
+                    print(f"{name}: {state}, {result.samples} samples", file=sys.stderr)
+                if last:
                     break
                 time.sleep(max(0.0, every - (time.monotonic() - started)))
                 if stop["now"]:
@@ -77,5 +85,7 @@ class Command(BaseCommand):
             pass
         except WarehouseError as exc:
             raise CommandError(str(exc)) from None
-        summary = {**total.summary(), "instance": target.name, "up": last_up}
+        summary = {**total.summary(), "instance": name, "up": last_error is None and runs > 0}
         self.stdout.write(orjson.dumps(summary).decode())
+        if last_error is not None:
+            raise CommandError(f"{name}: down: {last_error}")

@@ -69,7 +69,7 @@ def test_a_rule_is_created_with_its_channels_and_its_alert_listed_once_firing(
             "kind": "kv_usage",
             "state": "firing",
             "since": format_time(T0 + timedelta(minutes=28)),
-            "summary": "KV-cache usage 97.0% (threshold 95%)",
+            "summary": "KV-cache usage 97.0%, the minute's mean (threshold 95%)",
             "subject": "gpu-flap",
             "value": pytest.approx(0.97),
             "evaluated_at": format_time(T0 + timedelta(minutes=35)),
@@ -154,7 +154,7 @@ def test_the_preview_takes_its_window_as_start_and_end_and_refuses_a_bad_one(
             "fired_at": "2026-01-14T08:33:59Z",
             "resolved_at": None,
             "peak": pytest.approx(0.97),
-            "summary": "KV-cache usage 97.0% (threshold 95%)",
+            "summary": "KV-cache usage 97.0%, the minute's mean (threshold 95%)",
         }
     ]
     for query, detail in [

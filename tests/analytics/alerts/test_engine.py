@@ -122,14 +122,21 @@ def test_a_flapping_kv_level_fires_once_for_its_one_sustained_stretch(lake: Path
     assert Transition.objects.filter(from_state="pending", to_state="ok").count() > 3
 
 
-def test_a_level_flapping_faster_than_a_minute_never_holds_though_its_mean_does(
-    lake: Path,
-) -> None:
+def test_a_level_flapping_faster_than_a_minute_fires_on_its_minutes_mean(lake: Path) -> None:
+    # 0.97 / 0.86 scrape by scrape: every minute's mean is (2 x 0.97 + 2 x 0.86) / 4 = 0.915.
     scenarios.load_fast_flapping_kv()
     _rule("kv", "kv_usage", threshold=0.9, for_seconds=300)
-    _run(T0 + timedelta(minutes=1), T0 + timedelta(minutes=41))
-    assert _sent() == {}
-    assert not Transition.objects.exists()
+    # At the last second of each minute, as the preview does: each minute is whole.
+    _run(T0 + timedelta(seconds=59), T0 + timedelta(minutes=43, seconds=59))
+    assert _sent() == {"firing": 1, "resolved": 1}
+    # Above from minute 0: pending at 0:59, firing at 5:59 (359 s >= 300 s). The last
+    # scrape is at 39:45; minute 39 stands in while within the commit lag (75 s) and a
+    # minute of now, so the alert resolves at 42:59 (41:44 is past minute 40's start).
+    assert [(t.to_state, t.at - T0) for t in Transition.objects.order_by("at", "id")] == [
+        ("pending", timedelta(seconds=59)),
+        ("firing", timedelta(minutes=5, seconds=59)),
+        ("resolved", timedelta(minutes=42, seconds=59)),
+    ]
 
 
 def test_two_workers_evaluating_the_same_minute_notify_once(lake: Path) -> None:

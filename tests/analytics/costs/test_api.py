@@ -136,11 +136,58 @@ def test_a_price_past_a_million_dollars_per_million_tokens_is_kept_and_prices_th
     assert ModelPrice.objects.get(model="dear-coder").input_per_mtok == 2_500_000
 
 
-def test_a_price_the_table_cannot_hold_is_422_with_its_name(client: Client, db: None, auth_headers):
-    bad = [{**PRICES[0], "output_per_mtok": 1e18}]
+def test_the_dearest_price_in_range_is_saved_and_read_back_to_the_last_digit(
+    client: Client, db: None, auth_headers
+) -> None:
+    top = [{**PRICES[0], "input_per_mtok": 999_999_999.999999, "output_per_mtok": 0.000001}]
+    saved = client.post("/api/prices", top, content_type="application/json", headers=auth_headers)
+    assert saved.json() == {"saved": 1}
+    row = ModelPrice.objects.get(model="acme-coder")
+    assert row.input_per_mtok == Decimal("999999999.999999")
+    assert row.output_per_mtok == Decimal("0.000001")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (1_000_000_000, "1000000000.0"),  # one micro-dollar past the range
+        (123_456_789_012, "123456789012.0"),  # issue 20: saved, then unreadable
+        (999_999_999_999_999_900, "9.999999999999999e+17"),  # under the old limit, 10^18
+        (1e30, "1e+30"),  # issue 20: a 500
+    ],
+)
+def test_a_price_past_the_range_is_a_422_naming_the_entry_and_the_field(
+    client: Client, db: None, auth_headers, value: float, shown: str
+) -> None:
+    bad = [PRICES[0], {**PRICES[0], "model": "dear", "output_per_mtok": value}]
     answer = client.post("/api/prices", bad, content_type="application/json", headers=auth_headers)
     assert answer.status_code == 422
-    assert answer.json()["detail"].startswith("acme-coder: output_per_mtok must be under")
+    assert answer.json() == {
+        "detail": "entry 2 (dear): output_per_mtok is over 999,999,999.999999 USD per million"
+        f" tokens, got {shown}"
+    }
+    assert not ModelPrice.objects.filter(source="api").exists()  # nothing half-saved
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ({"input_per_mtok": -1}, "entry 1 (acme-coder): input_per_mtok is negative, got -1.0"),
+        ({"model": ""}, "entry 1: `model` is empty"),
+        ({"model": "x" * 201}, "entry 1: `model` is longer than 200 characters"),
+        ({"aliases": ["ok", ""]}, "entry 1 (acme-coder): aliases an alias is empty"),
+        (
+            {"valid_from": "2300-01-01"},
+            "entry 1 (acme-coder): valid_from 2300-01-01 is outside 1970-2199",
+        ),
+    ],
+)
+def test_other_bad_prices_are_a_422_with_one_line(
+    client: Client, db: None, auth_headers, change: dict[str, object], detail: str
+) -> None:
+    bad = [{**PRICES[0], **change}]
+    answer = client.post("/api/prices", bad, content_type="application/json", headers=auth_headers)
+    assert (answer.status_code, answer.json()) == (422, {"detail": detail})
 
 
 def test_posted_prices_carry_fast_mode_and_long_context_cache_writes(

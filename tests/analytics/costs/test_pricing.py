@@ -1,20 +1,23 @@
 """Price rules: name matching, valid-from history, and the arithmetic to the cent."""
 
+import math
 from datetime import date
 from decimal import Decimal
 
 import pytest
 
-from analytics.costs.models import ModelPrice
+from analytics.costs.models import MTOK_PRICE_MAX, ModelPrice
 from analytics.costs.pricing import (
     Price,
     PriceBook,
+    StoredPrice,
     Usage,
     cache_savings_usd,
     candidate_names,
     cost_usd,
     price_from_row,
 )
+from lib.bounds import COUNT_LIMIT
 
 HAIKU = Price("claude-haiku-4-5", date(2025, 10, 15), 1.0, 0.1, 1.25, 2.0, 5.0)
 HAIKU_LATER = Price("claude-haiku-4-5", date(2026, 3, 1), 2.0, 0.2, 2.5, 4.0, 10.0)
@@ -190,3 +193,32 @@ def test_a_row_without_fast_mode_prices_fast_calls_at_its_standard_prices() -> N
     usage = Usage(input_tokens=1_000_000, output_tokens=100_000)
     # 1 x 1 + 0.1 x 5 = 1.5 either way.
     assert cost_usd(HAIKU, usage, fast=True) == cost_usd(HAIKU, usage) == pytest.approx(1.5)
+
+
+def test_the_dearest_price_times_the_largest_count_stays_a_finite_exact_figure() -> None:
+    top = float(MTOK_PRICE_MAX)
+    dearest = Price("dear", date(2026, 1, 1), top, top, top, top, top, top, top, top, top, top)
+    most = COUNT_LIMIT - 1
+    usage = Usage(
+        input_tokens=most,
+        cached_input_tokens=most,
+        cache_write_tokens=most,
+        output_tokens=most,
+        long_input_tokens=most,
+        long_cached_input_tokens=most,
+        long_cache_write_tokens=most,
+        long_output_tokens=most,
+    )
+    # Four kinds of token at the one price (long-context adds nothing at the same price):
+    # 4 x (10^18 - 1) x 999,999,999.999999 / 10^6, about 4 x 10^21 USD.
+    expected = float(4 * most * MTOK_PRICE_MAX / 1_000_000)
+    total = cost_usd(dearest, usage, fast=True)
+    assert math.isfinite(total) and total == pytest.approx(expected, rel=1e-12)
+
+
+def test_an_unusable_row_leaves_its_period_unpriced() -> None:
+    unusable = StoredPrice("claude-haiku-4-5", date(2026, 3, 1), [], None, "why")
+    book = PriceBook([HAIKU], unusable=[unusable])
+    assert book.price("claude-haiku-4-5", date(2026, 2, 28)) == HAIKU
+    assert book.price("claude-haiku-4-5", date(2026, 3, 1)) is None
+    assert book.problems == ["claude-haiku-4-5 from 2026-03-01: why; not used"]
