@@ -5,9 +5,11 @@ from datetime import UTC, datetime
 
 import orjson
 import pytest
+from django.test import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import warehouse
 from ingest.parsers.json_lines import InvalidRecord, RawLine
 from ingest.parsers.requests import (
     RequestRecord,
@@ -379,3 +381,32 @@ def test_any_mix_of_good_and_bad_lines_loads_the_good_and_rejects_the_bad_with_a
         else:
             assert words in rejected[number] and "\n" not in rejected[number]
             assert f"r{number}" not in records
+
+
+def test_the_ingest_endpoint_quarantines_a_line_past_the_calendar_and_loads_the_rest(
+    lake: object, client: Client, auth_headers: dict[str, str]
+) -> None:
+    # It answered 500 (OverflowError) before the parser gave this line a reason.
+    body = b"\n".join(
+        orjson.dumps(record)
+        for record in [
+            {"ts": "2026-03-01T10:00:00Z", "request_id": "r1"},
+            {"ts": "9999-12-31T23:59:59-05:00", "request_id": "r2"},
+            {"ts": "2026-03-01T10:00:00Z", "request_id": "r3", "usage": {"prompt_tokens": 2**63}},
+            {"ts": "2026-03-01 10:00:00", "request_id": "r4"},
+            {"ts": "2026-03-01t10:00:01z", "request_id": "r5"},
+        ]
+    )
+    response = client.post(
+        "/api/ingest/requests", body, content_type="application/x-ndjson", headers=auth_headers
+    )
+    assert response.status_code == 200
+    assert response.json() == {"accepted": 2, "quarantined": 3, "duplicates": 0}
+    reasons = warehouse.fetch_all(
+        "SELECT line_no, reason FROM quarantine WHERE source_kind = 'requests' ORDER BY line_no"
+    )
+    assert [(row["line_no"], row["reason"]) for row in reasons] == [
+        (2, "ts: is outside 1970-2199: '9999-12-31T23:59:59-05:00'"),
+        (3, f"usage.prompt_tokens: must be below 10^18, got {2**63}"),
+        (4, "ts: has no time zone: '2026-03-01 10:00:00'"),
+    ]
