@@ -38,9 +38,8 @@ _EXPECTED = {
 }
 
 _OUTSIDE_SQL = EVENT_YEARS.outside_sql("parsed_ts")
-_OUTSIDE = (
-    f"ts is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1} (milliseconds given as seconds?)"
-)
+_OUTSIDE = f"ts is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1}"
+_OUTSIDE_SECONDS = f"{_OUTSIDE} (milliseconds given as seconds?)"
 
 
 def _field_column(path: str) -> str:
@@ -299,8 +298,9 @@ checked AS (
     SELECT *,
            coalesce(reason,
                CASE WHEN parsed_ts IS NULL THEN 'ts is not a valid time'
+                    WHEN ({_OUTSIDE_SQL}) AND ts_text IS NOT NULL THEN '{_OUTSIDE}'
                     WHEN {_OUTSIDE_SQL}
-                        THEN '{_OUTSIDE}'
+                        THEN '{_OUTSIDE_SECONDS}'
                END) AS final_reason
     FROM timed
 )

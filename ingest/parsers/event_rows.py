@@ -3,7 +3,8 @@ adapter can fill, one batch at a time.
 
 Pure: no files, no warehouse queries; the columns and their types are those
 warehouse/schema/events.py defines. Timestamps travel as RFC 3339 text (validated by the
-parsers) and are cast by DuckDB on insert.
+parsers, `T` and `Z` upper-cased as DuckDB reads them) and are cast by DuckDB on insert;
+check_name and check_count hold names and counts to lib.bounds.
 """
 
 from __future__ import annotations
