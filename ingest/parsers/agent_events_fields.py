@@ -20,6 +20,9 @@ CONTROL_CHARACTER = r"[\x00-\x1f\x7f-\x9f]"
 # JSON does not. Outside strings valid JSON has no quote or backslash, so strings are
 # skipped whole ("..." with its escapes) and the comma looked for between them.
 TRAILING_COMMA = r'^(?:[^"]|"(?:[^"\\]|\\.)*")*,[ \t\r\n]*[\]}]'
+# A comma before a closing bracket anywhere, strings included: only lines holding one are
+# searched with TRAILING_COMMA (bench/agent_events.md, "Trailing commas").
+MAYBE_TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
 
 
 class JsonType(StrEnum):

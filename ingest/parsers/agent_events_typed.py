@@ -14,6 +14,7 @@ from ingest.parsers.agent_events_fields import (
     CONTROL_CHARACTER,
     EVENT_COLUMNS,
     FIELDS,
+    MAYBE_TRAILING_COMMA,
     NAMES,
     TOP_LEVEL,
     TRAILING_COMMA,
@@ -144,7 +145,8 @@ WITH fields AS (
     SELECT line_no,
            CASE WHEN contains(text, '\\u') THEN regexp_matches(text, '{ESCAPED_KEY}')
                 ELSE false END AS escaped_key,
-           regexp_matches(text, '{TRAILING_COMMA}') AS trailing_comma,
+           CASE WHEN regexp_matches(text, '{MAYBE_TRAILING_COMMA}')
+                THEN regexp_matches(text, '{TRAILING_COMMA}') ELSE false END AS trailing_comma,
            unnest({transform})
     FROM chunk_lines
     WHERE NOT suspect
