@@ -350,7 +350,8 @@ def request_lines(draw: st.DrawFn) -> tuple[dict[str, object], str | None, datet
         count = draw(bad_counts)
         record["usage"] = {"completion_tokens": count}
         # orjson reads an integer beyond 64 bits as a float, which is no count either.
-        words = "negative" if count < 0 else "10^18" if count < 2**64 else "expected an integer"
+        fits = -(2**63) <= count < 2**64
+        words = ("negative" if count < 0 else "10^18") if fits else "expected an integer"
     elif flaw != "none":
         record[flaw], words = draw(bad_names)
     return record, words, when.utc
