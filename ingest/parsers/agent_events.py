@@ -43,6 +43,7 @@ __all__ = [
 
 SOURCE_KIND = "agent-events"
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors write first
 
 
 def split_lines(data: bytes | memoryview, *, first_line_no: int, base_offset: int) -> pa.Table:
@@ -58,6 +59,9 @@ def split_lines(data: bytes | memoryview, *, first_line_no: int, base_offset: in
     offsets = np.empty(len(newlines) + 1, dtype=np.int64)
     offsets[0] = 0
     offsets[1:] = newlines + 1
+    starts = offsets[:-1] + base_offset
+    if base_offset == 0 and bytes(data[: len(BOM)]) == BOM:
+        offsets[0] = len(BOM)  # a byte order mark is not part of the first line's text
     count = len(newlines)
     text = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
     try:
@@ -69,7 +73,7 @@ def split_lines(data: bytes | memoryview, *, first_line_no: int, base_offset: in
     return pa.table(
         {
             "line_no": pa.array(np.arange(first_line_no, first_line_no + count)),
-            "byte_offset": pa.array(offsets[:-1] + base_offset),
+            "byte_offset": pa.array(starts),
             "text": text,
             "raw_base64": raw_base64,
         }

@@ -17,13 +17,16 @@ import pyarrow.compute as pc
 
 from ingest.parsers.agent_events_fields import (
     CONTAINERS,
+    CONTROL_CHARACTER,
     FIELDS,
-    NAME_LENGTH,
+    NAMES,
     TOP_LEVEL,
+    TRAILING_COMMA,
     Field,
     JsonType,
 )
 from ingest.parsers.timestamps import EVENT_YEARS, RFC3339
+from lib.bounds import NAME_LENGTH
 
 _EXPECTED = {
     JsonType.STRING: "a string",
@@ -35,9 +38,8 @@ _EXPECTED = {
 }
 
 _OUTSIDE_SQL = EVENT_YEARS.outside_sql("parsed_ts")
-_OUTSIDE = (
-    f"ts is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1} (milliseconds given as seconds?)"
-)
+_OUTSIDE = f"ts is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1}"
+_OUTSIDE_SECONDS = f"{_OUTSIDE} (milliseconds given as seconds?)"
 
 
 def _field_column(path: str) -> str:
@@ -74,7 +76,9 @@ def _slow_column(field: Field) -> str:
 # line with `problem` set for a line that is not UTF-8, not JSON, or not an object.
 LINES_TO_FIELDS_SQL = f"""
 WITH checked AS (
-    SELECT line_no, byte_offset, text, coalesce(json_valid(text), false) AS valid
+    SELECT line_no, byte_offset, text,
+           coalesce(json_valid(text) AND NOT regexp_matches(text, '{TRAILING_COMMA}'), false)
+               AS valid
     FROM raw_lines
     WHERE text IS NULL OR json_valid(text) OR trim(text, ' \t\r\n') <> ''
 ),
@@ -266,11 +270,13 @@ def validate_fields(fields: pa.Table) -> pa.Table:
         values = pc.if_else(pa.array(ok), values, pa.scalar(None, values.type))
         out[field.column] = _scatter(values, present)
 
-    for name in ("run", "agent"):
+    for name in NAMES:
         length = pc.fill_null(pc.utf8_length(out[name]), 1).to_numpy(zero_copy_only=False)
         checks.fail(
             (length == 0) | (length > NAME_LENGTH), f"{name} must be 1-{NAME_LENGTH} characters"
         )
+        control = pc.match_substring_regex(out[name], CONTROL_CHARACTER)
+        checks.fail(np.asarray(pc.fill_null(control, False)), f"{name} holds a control character")
     event_length = pc.fill_null(pc.utf8_length(out["event"]), 1).to_numpy(zero_copy_only=False)
     checks.fail(event_length == 0, "event must not be empty")
     out["reason"] = checks.reasons()
@@ -278,11 +284,12 @@ def validate_fields(fields: pa.Table) -> pa.Table:
 
 
 # `validated` (the output of validate_fields) -> the same rows with `ts` parsed and the
-# last checks that need it. Unix seconds may be fractional.
+# last checks that need it. Unix seconds may be fractional; DuckDB reads a `T` and a `Z`
+# in upper case only.
 FINALIZE_SQL = f"""
 WITH timed AS (
     SELECT *,
-           CASE WHEN ts_text IS NOT NULL THEN try_cast(ts_text AS TIMESTAMPTZ)
+           CASE WHEN ts_text IS NOT NULL THEN try_cast(upper(ts_text) AS TIMESTAMPTZ)
                 WHEN ts_seconds IS NOT NULL AND isfinite(ts_seconds)
                     THEN try(to_timestamp(ts_seconds)) END AS parsed_ts
     FROM validated
@@ -291,8 +298,9 @@ checked AS (
     SELECT *,
            coalesce(reason,
                CASE WHEN parsed_ts IS NULL THEN 'ts is not a valid time'
+                    WHEN ({_OUTSIDE_SQL}) AND ts_text IS NOT NULL THEN '{_OUTSIDE}'
                     WHEN {_OUTSIDE_SQL}
-                        THEN '{_OUTSIDE}'
+                        THEN '{_OUTSIDE_SECONDS}'
                END) AS final_reason
     FROM timed
 )

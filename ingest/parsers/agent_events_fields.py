@@ -12,7 +12,17 @@ from enum import StrEnum
 
 from warehouse.schema.events import CONTRACT_COLUMNS
 
-NAME_LENGTH = 200  # run and agent: 1-200 characters
+# The names (lib.bounds.name_problem): 1-NAME_LENGTH characters, none a control character.
+NAMES = ("run", "agent", "model", "tool")
+# lib.bounds' control characters as a pattern both paths' RE2 reads (DuckDB and Arrow).
+CONTROL_CHARACTER = r"[\x00-\x1f\x7f-\x9f]"
+# A comma closing an object or array, outside any string: DuckDB's JSON reader accepts it,
+# JSON does not. Outside strings valid JSON has no quote or backslash, so strings are
+# skipped whole ("..." with its escapes) and the comma looked for between them.
+TRAILING_COMMA = r'^(?:[^"]|"(?:[^"\\]|\\.)*")*,[ \t\r\n]*[\]}]'
+# A comma before a closing bracket anywhere, strings included: only lines holding one are
+# searched with TRAILING_COMMA (bench/agent_events.md, "Trailing commas").
+MAYBE_TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
 
 
 class JsonType(StrEnum):

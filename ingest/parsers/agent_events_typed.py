@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from ingest.parsers.agent_events_fields import (
     CONTAINERS,
+    CONTROL_CHARACTER,
     EVENT_COLUMNS,
     FIELDS,
-    NAME_LENGTH,
+    MAYBE_TRAILING_COMMA,
+    NAMES,
     TOP_LEVEL,
+    TRAILING_COMMA,
     Field,
     JsonType,
 )
 from ingest.parsers.timestamps import EVENT_YEARS, RFC3339
+from lib.bounds import NAME_LENGTH
 
 _SQL_TYPES = {
     JsonType.STRING: "VARCHAR",
@@ -92,11 +96,13 @@ TYPED_SELECT = ", ".join(
 
 def _typed_rejected() -> str:
     """Whether the fast path rejects a line, which then goes through the exact path for
-    its reason: a key written with escapes, or a check of the exact path's that typed
-    values can still fail (a ts that is missing, or neither an RFC 3339 time nor seconds,
-    reads as a NULL parsed_ts)."""
+    its reason: a key written with escapes, a trailing comma (which DuckDB's reader
+    accepts), or a check of the exact path's that typed values can still fail (a ts that
+    is missing, or neither an RFC 3339 time nor seconds, reads as a NULL parsed_ts).
+    DuckDB reads a `T` and a `Z` in upper case only: ts is upper-cased first."""
     checks = [
         "escaped_key",
+        "trailing_comma",
         "parsed_ts IS NULL",
         EVENT_YEARS.outside_sql("parsed_ts"),
     ]
@@ -109,8 +115,11 @@ def _typed_rejected() -> str:
             checks.append(f"NOT isfinite({field.column})")
     checks += [
         "attrs_raw <> 'null' AND NOT starts_with(attrs_raw, '{')",
-        f"run = '' OR length(run) > {NAME_LENGTH}",
-        f"agent = '' OR length(agent) > {NAME_LENGTH}",
+        *(
+            f"{name} = '' OR length({name}) > {NAME_LENGTH} "
+            f"OR regexp_matches({name}, '{CONTROL_CHARACTER}')"
+            for name in NAMES
+        ),
         "event = ''",
     ]
     return "CASE " + " ".join(f"WHEN {check} THEN true" for check in checks) + " ELSE false END"
@@ -136,19 +145,21 @@ WITH fields AS (
     SELECT line_no,
            CASE WHEN contains(text, '\\u') THEN regexp_matches(text, '{ESCAPED_KEY}')
                 ELSE false END AS escaped_key,
+           CASE WHEN regexp_matches(text, '{MAYBE_TRAILING_COMMA}')
+                THEN regexp_matches(text, '{TRAILING_COMMA}') ELSE false END AS trailing_comma,
            unnest({transform})
     FROM chunk_lines
     WHERE NOT suspect
 ),
 typed AS (
-    SELECT line_no, escaped_key, {TYPED_SELECT} FROM fields
+    SELECT line_no, escaped_key, trailing_comma, {TYPED_SELECT} FROM fields
 ),
 shaped AS (
     SELECT *, regexp_matches(ts_raw, '{RFC3339}') AS ts_is_rfc3339 FROM typed
 ),
 timed AS (
     SELECT *,
-           CASE WHEN ts_is_rfc3339 THEN try_cast(ts_raw AS TIMESTAMPTZ)
+           CASE WHEN ts_is_rfc3339 THEN try_cast(upper(ts_raw) AS TIMESTAMPTZ)
                 ELSE try(to_timestamp(try_cast(ts_raw AS DOUBLE))) END AS parsed_ts
     FROM shaped
 ),

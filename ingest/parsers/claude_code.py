@@ -42,8 +42,8 @@ from ingest.parsers.claude_code_subagents import (
     subagent_outcome,
 )
 from ingest.parsers.claude_code_tools import add_tool_results, add_tool_use, text_of
-from ingest.parsers.claude_code_usage import add_llm_call
-from ingest.parsers.event_rows import EventRows, Reject, read_timestamp
+from ingest.parsers.claude_code_usage import add_llm_call, check_usage
+from ingest.parsers.event_rows import BOM, EventRows, Reject, check_name, read_timestamp
 from ingest.parsers.tool_calls import ToolResult, ToolUse
 from warehouse.schema.events import EventKind
 
@@ -97,9 +97,9 @@ class ParsedTranscript:
 
 def _session(doc: dict[str, Any]) -> str:
     value = doc.get("sessionId")
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):
         raise Reject("sessionId missing or not a string")
-    return value
+    return check_name(value, "sessionId")
 
 
 def _agent(doc: dict[str, Any]) -> str:
@@ -128,7 +128,8 @@ def parse_chunk(
     # progress lines are skipped by their leading type (_skip_unparsed).
     size = len(data)
     line_no = first_line_no - 1
-    next_start = 0
+    # A byte order mark before the first line is not part of it.
+    next_start = len(BOM) if base_offset == 0 and data.startswith(BOM) else 0
     while next_start < size:
         start = next_start
         end = data.find(b"\n", start)
@@ -234,6 +235,8 @@ def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> N
     parent = MAIN_AGENT if agent != MAIN_AGENT else None
     role = "main" if agent == MAIN_AGENT else None
     model = message.get("model") if isinstance(message.get("model"), str) else None
+    if model is not None:
+        check_name(model, "model")
     if doc.get("isApiErrorMessage") is True:
         parsed.rows.add(
             run=run,
@@ -250,13 +253,21 @@ def _assistant(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> N
         return
     usage = message.get("usage")
     message_id = message.get("id")
-    if isinstance(usage, dict) and isinstance(message_id, str) and model != SYNTHETIC_MODEL:
-        add_llm_call(parsed, doc, line_no, run, agent, ts, model, message, usage)
     content = message.get("content")
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                add_tool_use(parsed, block, line_no, run, agent, ts, ts_ms, model)
+    uses = [
+        block
+        for block in (content if isinstance(content, list) else ())
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
+    # Every bound is checked before the first row is added: a line loads whole or not.
+    for block in uses:
+        if isinstance(block.get("name"), str):
+            check_name(block["name"], "tool")
+    if isinstance(usage, dict) and isinstance(message_id, str) and model != SYNTHETIC_MODEL:
+        check_usage(message, usage)
+        add_llm_call(parsed, doc, line_no, run, agent, ts, model, message, usage)
+    for block in uses:
+        add_tool_use(parsed, block, line_no, run, agent, ts, ts_ms, model)
 
 
 def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
@@ -272,9 +283,14 @@ def _user(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> None:
     run = _session(doc)
     ts, ts_ms = read_timestamp(doc)
     agent = _agent(doc)
+    given = doc.get("toolUseResult")
+    outcome: dict[str, Any] | None = None
+    if isinstance(given, dict) and isinstance(given.get("agentId"), str) and len(blocks) == 1:
+        outcome = given
+        agent_name(outcome["agentId"])  # bounds first: a line loads whole or not
+        subagent_outcome(outcome)
     add_tool_results(parsed, blocks, line_no, ts, ts_ms)
-    outcome = doc.get("toolUseResult")
-    if isinstance(outcome, dict) and isinstance(outcome.get("agentId"), str) and len(blocks) == 1:
+    if outcome is not None:
         _subagent_end(parsed, doc, line_no, run, agent, ts, blocks[0], outcome)
 
 
@@ -323,6 +339,7 @@ def _progress(parsed: ParsedTranscript, doc: dict[str, Any], line_no: int) -> No
     if not isinstance(agent_id, str) or not isinstance(use_id, str):
         return
     run = _session(doc)
+    agent_name(agent_id)  # a name in bounds, or the line is rejected
     parsed.linked_uses.add(use_id)
     if (run, agent_id) in parsed.linked:
         return

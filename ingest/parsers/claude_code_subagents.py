@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ingest.parsers.event_rows import EventRows
+from ingest.parsers.event_rows import EventRows, check_count, check_name
 from warehouse.schema.events import EventKind
 
 MAIN_AGENT = "main"
@@ -20,7 +20,8 @@ SUBAGENT_TOOLS = ("Task", "Agent")  # the tool that starts a subagent, renamed i
 
 
 def agent_name(agent_id: str) -> str:
-    return f"agent-{agent_id}"
+    """A subagent's agent name; Reject when it is not a valid name (lib.bounds)."""
+    return check_name(f"agent-{agent_id}", "agent")
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,10 @@ def subagent_call(ts: str, tool_input: dict[str, Any]) -> SubagentCall:
 
 
 def count_of(usage: dict[str, Any], key: str) -> int | None:
+    """A token count: None when absent or null; Reject when not an integer
+    0 <= n < 10^18 (lib.bounds.count_problem)."""
     value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return None if value is None else check_count(value, f"usage.{key}")
 
 
 def subagent_outcome(outcome: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int] | None]:

@@ -23,10 +23,45 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ingest.parsers.claude_code_subagents import MAIN_AGENT, count_of
+from ingest.parsers.event_rows import check_name
 from warehouse.schema.events import EventKind
 
 if TYPE_CHECKING:
     from ingest.parsers.claude_code import ParsedTranscript
+
+
+_COUNTS = (
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "output_tokens",
+)
+_SPLIT_COUNTS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def check_usage(message: dict[str, Any], usage: dict[str, Any]) -> None:
+    """Reject a response whose counts or models are out of bounds, before any of its
+    rows is added: a line is loaded whole or quarantined whole."""
+    own_type = message.get("type") if isinstance(message.get("type"), str) else "message"
+    parts = [usage]
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list):
+        parts += [
+            entry
+            for entry in iterations
+            if isinstance(entry, dict)
+            and isinstance(entry.get("type"), str)
+            and entry["type"] != own_type
+        ]
+    for part in parts:
+        for key in _COUNTS:
+            count_of(part, key)
+        split = part.get("cache_creation")
+        if isinstance(split, dict):
+            for key in _SPLIT_COUNTS:
+                count_of(split, key)
+        if part is not usage and isinstance(part.get("model"), str):
+            check_name(part["model"], "model")
 
 
 def add_llm_call(

@@ -35,7 +35,14 @@ from typing import Any
 
 import orjson
 
-from ingest.parsers.event_rows import EventRows, Reject, read_timestamp
+from ingest.parsers.event_rows import (
+    BOM,
+    EventRows,
+    Reject,
+    check_count,
+    check_name,
+    read_timestamp,
+)
 from ingest.parsers.tool_calls import (
     GIT_COMMIT_COMMAND,
     ToolResult,
@@ -97,16 +104,16 @@ class ParsedRollouts:
     lines: int = 0
 
 
-def _usage(value: Any) -> dict[str, int] | None:
+def _usage(value: Any, name: str) -> dict[str, int] | None:
+    """A usage figure (a count left out or null is 0), None when there is none; Reject
+    when a count is not an integer 0 <= n < 10^18 (lib.bounds.count_problem)."""
     if not isinstance(value, dict):
         return None
-    usage = {}
-    for key in _USAGE_KEYS:
-        count = value.get(key, 0)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            return None
-        usage[key] = count
-    return usage
+    counts = {key: value.get(key) for key in _USAGE_KEYS}
+    return {
+        key: 0 if count is None else check_count(count, f"{name}.{key}")
+        for key, count in counts.items()
+    }
 
 
 def parse_chunk(
@@ -124,6 +131,9 @@ def parse_chunk(
     if data.endswith(b"\n"):
         pieces.pop()
     offset = base_offset
+    if base_offset == 0 and pieces and pieces[0].startswith(BOM):
+        pieces[0] = pieces[0][len(BOM) :]  # a byte order mark is not part of the first line
+        offset = len(BOM)
     for line_no, line in enumerate(pieces, start=first_line_no):
         at, offset = offset, offset + len(line) + 1
         parsed.lines += 1
@@ -168,7 +178,7 @@ def _line(
         _session_meta(parsed, state, source, line_no, payload, doc)
     elif kind == "turn_context":
         if isinstance(payload.get("model"), str):
-            state.model = payload["model"]
+            state.model = check_name(payload["model"], "payload.model")
     elif state.run is None:
         parsed.skipped["before session_meta"] += 1  # no run to put it in
     elif kind == "event_msg" and inner == "token_count":
@@ -220,6 +230,7 @@ def _session_meta(
     run = payload.get("id")
     if not isinstance(run, str) or not run:
         raise Reject("payload.id missing or not a string")
+    check_name(run, "payload.id")
     ts, _ = read_timestamp(doc)
     origin = payload.get("source")
     spawn = origin.get("subagent") if isinstance(origin, dict) else None
@@ -263,8 +274,8 @@ def _token_count(
     if not isinstance(info, dict):
         parsed.skipped["token_count (rate limits only)"] += 1
         return
-    total = _usage(info.get("total_token_usage"))
-    last = _usage(info.get("last_token_usage"))
+    total = _usage(info.get("total_token_usage"), "total_token_usage")
+    last = _usage(info.get("last_token_usage"), "last_token_usage")
     if last is None and total is not None:
         # Old rollouts: the per-call figure is the growth of the cumulative one.
         before = state.last_total or dict.fromkeys(_USAGE_KEYS, 0)
@@ -312,7 +323,7 @@ def _tool_call(
         command = _command_text(action.get("command") if isinstance(action, dict) else None)
     else:
         given = payload.get("name")
-        name = given if isinstance(given, str) else str(payload["type"])
+        name = check_name(given, "payload.name") if isinstance(given, str) else str(payload["type"])
         command = _command_text(payload.get("arguments", payload.get("input")))
     git_commit = GIT_COMMIT_COMMAND.search(command) is not None
     row = parsed.rows.add(

@@ -3,7 +3,8 @@ adapter can fill, one batch at a time.
 
 Pure: no files, no warehouse queries; the columns and their types are those
 warehouse/schema/events.py defines. Timestamps travel as RFC 3339 text (validated by the
-parsers) and are cast by DuckDB on insert.
+parsers, `T` and `Z` upper-cased as DuckDB reads them) and are cast by DuckDB on insert;
+check_name and check_count hold names and counts to lib.bounds.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest.parsers.timestamps import EVENT_YEARS, parse_rfc3339
+from ingest.parsers.timestamps import TimeProblem, normalize_rfc3339, read_rfc3339
+from lib.bounds import count_problem, name_problem
 from warehouse.schema.events import ADAPTER_COLUMNS, CONTRACT_COLUMNS, ORIGIN_COLUMNS
+
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors write first
 
 
 class Reject(ValueError):
@@ -22,18 +26,32 @@ class Reject(ValueError):
 
 def read_timestamp(doc: dict[str, Any]) -> tuple[str, float]:
     """A transcript line's `timestamp` (RFC 3339 with a zone, in an event's years) as
-    (text, epoch ms)."""
+    (text for DuckDB to cast, epoch ms)."""
     value = doc.get("timestamp")
     if not isinstance(value, str):
         raise Reject("timestamp missing or not a string")
-    parsed = parse_rfc3339(value)
-    if parsed is None:
-        if parse_rfc3339(value, zone_required=False) is not None:
-            raise Reject("timestamp has no time zone")
-        raise Reject("timestamp is not an RFC 3339 time")
-    if not EVENT_YEARS.holds(parsed):
-        raise Reject(f"timestamp is outside {EVENT_YEARS.first}-{EVENT_YEARS.end - 1}")
-    return value, parsed.timestamp() * 1000.0
+    try:
+        parsed = read_rfc3339(value)
+    except TimeProblem as exc:
+        raise Reject(f"timestamp {exc}") from None
+    return normalize_rfc3339(value), parsed.timestamp() * 1000.0
+
+
+def check_name(value: str, what: str) -> str:
+    """`value` when it is a valid name (lib.bounds.name_problem); Reject otherwise."""
+    problem = name_problem(value, what)
+    if problem is not None:
+        raise Reject(problem)
+    return value
+
+
+def check_count(value: Any, what: str) -> int:
+    """`value` when it is a valid count (lib.bounds.count_problem); Reject otherwise."""
+    problem = count_problem(value, what)
+    if problem is not None:
+        raise Reject(problem)
+    assert isinstance(value, int)  # count_problem found none: an integer
+    return value
 
 
 _ORIGIN = {column.name: column for column in ORIGIN_COLUMNS}

@@ -16,11 +16,18 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ingest.parsers.timestamps import REQUEST_SECONDS_YEARS, from_unix_seconds, parse_rfc3339
+from ingest.parsers.timestamps import (
+    REQUEST_SECONDS_YEARS,
+    TimeProblem,
+    from_unix_seconds,
+    read_rfc3339,
+)
+from lib.bounds import COUNT_LIMIT, name_problem
 
 T = TypeVar("T")
 
 RAW_TEXT_LIMIT = 64 * 1024  # quarantined lines keep at most 64 KiB of their raw text
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors write first
 
 _ISO_639_1 = re.compile(r"^[a-z]{2}$")
 
@@ -55,14 +62,16 @@ def parse_json_lines(
     lines: Iterable[RawLine], parse: Callable[[Any, int], T]
 ) -> tuple[list[T], list[Rejected]]:
     """Each non-blank line's JSON through `parse(obj, line_no)`: a row, or a rejection with
-    its reason (not JSON, or the InvalidRecord `parse` raised). Blank lines are skipped."""
+    its reason (not JSON, or the InvalidRecord `parse` raised). Blank lines are skipped, and
+    a byte order mark before the first line is not part of it."""
     rows: list[T] = []
     rejected: list[Rejected] = []
     for line in lines:
-        if not line.data.strip():
+        data = line.data[len(BOM) :] if line.line_no == 1 and line.data[:3] == BOM else line.data
+        if not data.strip():
             continue
         try:
-            obj = orjson.loads(line.data)
+            obj = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             rejected.append(reject(line, f"not JSON: {exc}"))
             continue
@@ -106,10 +115,10 @@ def read_timestamp(value: Any, name: str) -> datetime:
             f"{name}: expected an RFC 3339 string or Unix seconds, got {json_type(value)}"
         )
     if isinstance(value, str):
-        parsed = parse_rfc3339(value, zone_required=False)
-        if parsed is None:
-            raise InvalidRecord(f"{name}: not an RFC 3339 time: {value[:64]!r}")
-        return parsed
+        try:
+            return read_rfc3339(value)
+        except TimeProblem as exc:
+            raise InvalidRecord(f"{name}: {exc}: {value[:64]!r}") from None
     when = from_unix_seconds(value, REQUEST_SECONDS_YEARS)
     if when is None:
         years = REQUEST_SECONDS_YEARS
@@ -124,6 +133,16 @@ def read_string(obj: dict[str, Any], key: str, prefix: str = "") -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise InvalidRecord(f"{prefix}{key}: expected a string, got {json_type(value)}")
+
+
+def read_name(obj: dict[str, Any], key: str, prefix: str = "") -> str | None:
+    """An optional name (run, agent, model, instance): 1-200 characters without control
+    characters (lib.bounds.name_problem)."""
+    value = read_string(obj, key, prefix)
+    problem = None if value is None else name_problem(value, f"{prefix}{key}")
+    if problem is not None:
+        raise InvalidRecord(problem)
+    return value
 
 
 def read_object(obj: dict[str, Any], key: str, prefix: str = "") -> dict[str, Any]:
@@ -143,6 +162,8 @@ def read_count(obj: dict[str, Any], key: str, prefix: str) -> int | None:
         raise InvalidRecord(f"{prefix}{key}: expected an integer, got {json_type(value)}")
     if value < 0:
         raise InvalidRecord(f"{prefix}{key}: must not be negative, got {value}")
+    if value >= COUNT_LIMIT:
+        raise InvalidRecord(f"{prefix}{key}: must be below 10^18, got {value}")
     return value
 
 

@@ -24,8 +24,11 @@ COMMIT_HEADER = re.compile(
     r"^\[(?P<branch>[^\]\n]+?) (?P<sha>[0-9a-f]{7,40})\] (?P<subject>[^\n]*)"
 )
 COMMIT_HEADER_ANYWHERE = re.compile(COMMIT_HEADER.pattern, re.MULTILINE)  # at any line start
+# At most 18 digits: a count stays below 10^18 (lib.bounds.COUNT_LIMIT); a longer number
+# is not git's, and the commit is kept without its figures.
 COMMIT_STATS = re.compile(
-    r"(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?"
+    r"(?<!\d)(\d{1,18}) files? changed(?:, (\d{1,18}) insertions?\(\+\))?"
+    r"(?:, (\d{1,18}) deletions?\(-\))?"
 )
 RESULT_TEXT_LIMIT = 2048  # enough of a result to read a commit header and its stats line
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ingest.sources.files import SourceError
 
-# One record per commit: \x1e, then the header fields split by \x1f, then a newline and
-# the --numstat lines (insertions, deletions, path) and the --summary lines
-# (" create mode ...", " delete mode ...").
-LOG_FORMAT = "%x1e%H%x1f%P%x1f%at%x1f%ct%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%s"
+# Every field NUL-terminated (-z), as no subject, name or path can hold a NUL: per commit
+# the 9 header fields, then its --raw entries (":modes shas STATUS", path) and --numstat
+# entries ("added<TAB>removed<TAB>path"); ingest/parsers/git_log.py reads them.
+LOG_FORMAT = "%H%x00%P%x00%at%x00%ct%x00%an%x00%ae%x00%cn%x00%ce%x00%s"
 READ_BYTES = 4 * 1024 * 1024
 
 # Stable, parseable output whatever the user's configuration: no pager, no colour,
@@ -78,7 +78,7 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
 
 def read_log(repo: Path, tip: str, since: str | None = None) -> Iterator[bytes]:
     """`git log` output from the oldest commit to `tip` (only those after `since` when
-    given), in blocks; each block ends at a record boundary."""
+    given), in blocks cut anywhere (git_log.LogReader joins them)."""
     revisions = f"{since}..{tip}" if since else tip
     command = [
         "git",
@@ -86,9 +86,10 @@ def read_log(repo: Path, tip: str, since: str | None = None) -> Iterator[bytes]:
         "-C",
         str(repo),
         "log",
+        "-z",
         "--reverse",
+        "--raw",
         "--numstat",
-        "--summary",
         "--no-renames",
         f"--format={LOG_FORMAT}",
         revisions,
@@ -98,21 +99,9 @@ def read_log(repo: Path, tip: str, since: str | None = None) -> Iterator[bytes]:
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert process.stdout is not None and process.stderr is not None
-    carry = b""
     try:
-        while True:
-            block = process.stdout.read(READ_BYTES)
-            if not block:
-                break
-            block = carry + block
-            cut = block.rfind(b"\x1e")
-            if cut <= 0:
-                carry = block
-                continue
-            carry = block[cut:]
-            yield block[:cut]
-        if carry:
-            yield carry
+        while block := process.stdout.read(READ_BYTES):
+            yield block
     finally:
         process.stdout.close()
         errors = process.stderr.read()

@@ -1,16 +1,29 @@
 """The agent-event parser: every contract rule, on both the fast and the exact path."""
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import hypothesis
 import pyarrow as pa
 import pytest
 from django.conf import settings
+from hypothesis import HealthCheck, given
+from hypothesis import strategies as st
 
 import warehouse
 from ingest.parsers import agent_events as parser
 from ingest.pipelines.agent_events import dedup, staging
+from tests.ingest.parsers.bounds_cases import (
+    BAD_TIMES,
+    SAMPLES,
+    bad_counts,
+    bad_names,
+    good_counts,
+    good_names,
+    good_times,
+)
 
 VALID = (
     b'{"ts":"2026-01-14T10:00:00Z","run":"r","agent":"w-1","event":"llm_call","id":"e1",'
@@ -213,6 +226,43 @@ class TestValidation:
             (b'{"ts":1,"run":"r","agent":"a","event":"x","ok":nan}', "ok must be a boolean"),
             (b'{"ts":1,"run":"r","agent":"a","event":"x","usage":nan}', "usage must be an object"),
             (b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":nan}', "attrs must be an object"),
+            # The bounds every door applies (lib/bounds.py).
+            (b'{"ts":1,"run":"r","agent":"a","event":"x",}', "line is not valid JSON"),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","attrs":{"k":[1,]}}',
+                "line is not valid JSON",
+            ),
+            (b'{"ts":1,"run":"r","agent":"a","event":"x" , \t}', "line is not valid JSON"),
+            (
+                b'{"ts":"2026-01-14T10:00:00+25:00","run":"r","agent":"a","event":"x"}',
+                "ts is not an RFC 3339 time with a zone",
+            ),
+            (
+                b'{"ts":"2026-01-14T10:00:00-24:00","run":"r","agent":"a","event":"x"}',
+                "ts is not an RFC 3339 time with a zone",
+            ),
+            (
+                b'{"ts":"2026-01-14T24:00:00Z","run":"r","agent":"a","event":"x"}',
+                "ts is not an RFC 3339 time with a zone",
+            ),
+            (
+                b'{"ts":"9999-12-31T23:59:59-05:00","run":"r","agent":"a","event":"x"}',
+                "ts is outside 1970-2199",
+            ),
+            (b'{"ts":1,"run":"r\\u0001","agent":"a","event":"x"}', "run holds a control character"),
+            (b'{"ts":1,"run":"r","agent":"a\\nb","event":"x"}', "agent holds a control character"),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","model":"m\\u0085"}',
+                "model holds a control character",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","tool":"' + b"t" * 201 + b'"}',
+                "tool must be 1-200 characters",
+            ),
+            (
+                b'{"ts":1,"run":"r","agent":"a","event":"x","model":""}',
+                "model must be 1-200 characters",
+            ),
             # Keys spelled with escapes are the contract's keys all the same.
             (b'{"ts":1,"run":"r","agent":"a","event":"x","\\u0069d":5}', "id must be a string"),
             (
@@ -225,6 +275,25 @@ class TestValidation:
         # Alone, and beside a valid line.
         assert reasons(line + b"\n") == [reason]
         assert reasons(VALID + line + b"\n") == [None, reason]
+
+    def test_a_lower_case_time_and_a_byte_order_mark_are_read_on_both_paths(self) -> None:
+        lines = (
+            b'\xef\xbb\xbf{"ts":"2026-01-14t10:00:00z","run":"r","agent":"a","event":"x"}\n'
+            b'{"ts":"2026-01-14 12:00:00.5+02:00","run":"r","agent":"a","event":"y"}\n'
+            b'{"ts":"2026-01-15t09:59:00+23:59","run":"r","agent":"a","event":"z"}\n'
+        )
+        expected = ["2026-01-14T10:00:00+00:00", "2026-01-14T10:00:00.500000+00:00"]
+        expected.append("2026-01-14T10:00:00+00:00")
+        fast = parse(lines)
+        exact = staging._exact_path(
+            warehouse.cursor(), parser.split_lines(lines, first_line_no=1, base_offset=0)
+        ).to_pylist()
+        for rows in (fast, exact):
+            assert [row["reason"] for row in rows] == [None, None, None]
+            assert [row["ts"].isoformat() for row in rows] == expected
+        first, second, _ = lines.splitlines(keepends=True)  # the mark is the first line's
+        offsets = parser.split_lines(lines, first_line_no=1, base_offset=0).column("byte_offset")
+        assert offsets.to_pylist() == [0, len(first), len(first) + len(second)]
 
     def test_a_key_spelled_with_escapes_is_read_as_the_key(self) -> None:
         [row] = parse(
@@ -366,7 +435,6 @@ def _mutated_lines(count: int) -> bytes:
     """Valid events with one field at a time replaced by a value of another JSON type;
     some written with a space or a tab before or after their colons, some with a key
     given twice (the first one counts, on both paths)."""
-    import json
     import random
 
     rng = random.Random(7)
@@ -435,3 +503,75 @@ def test_the_typed_path_agrees_with_the_exact_path_on_mistyped_values(
         {c: row[c] for c in ["line_no", "reason", *parser.EVENT_COLUMNS]} for row in valid
     ]
     assert 50 < len(exact) - len(valid) < 400
+
+
+@st.composite
+def bounded_lines(draw: st.DrawFn) -> tuple[dict[str, object], str | None, datetime]:
+    """An event, good or with one field beyond the bounds: (the event, the words its
+    reason holds or None, the UTC time of its ts)."""
+    when = draw(good_times())
+    doc: dict[str, object] = {
+        "ts": when.text,
+        "run": draw(good_names),
+        "agent": draw(good_names),
+        "event": "llm_call",
+        "model": draw(good_names),
+        "tool": draw(good_names),
+        "usage": {"input_tokens": draw(good_counts)},
+    }
+    flaw = draw(st.sampled_from(["none", "time", "count", "run", "agent", "model", "tool"]))
+    words: str | None = None
+    if flaw == "time":
+        doc["ts"] = draw(st.sampled_from(BAD_TIMES))[0]
+        words = "ts "
+    elif flaw == "count":
+        doc["usage"] = {"input_tokens": draw(bad_counts)}
+        words = "usage.input_tokens must be"
+    elif flaw != "none":
+        doc[flaw] = draw(bad_names)[0]
+        words = f"{flaw} "
+    return doc, words, when.utc
+
+
+# Each example stages its lines through both DuckDB paths (0.2-1 s on the shared machine):
+# fewer examples than the other parsers' properties, of more lines each.
+@hypothesis.settings(
+    max_examples=SAMPLES // 3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # the lake is only read
+)
+@given(st.lists(bounded_lines(), min_size=1, max_size=24), st.booleans(), st.booleans())
+def test_any_mix_of_good_and_bad_lines_loads_the_good_and_rejects_the_bad_with_a_reason(
+    lake: object,
+    lines: list[tuple[dict[str, object], str | None, datetime]],
+    bom: bool,
+    trailing_comma: bool,
+) -> None:
+    texts = []
+    for number, (doc, _, _) in enumerate(lines, start=1):
+        doc["id"] = f"e{number}"
+        texts.append(json.dumps(doc, separators=(",", ":"), ensure_ascii=number % 2 == 0))
+    if trailing_comma:  # the last line, which then is not JSON
+        texts[-1] = texts[-1][:-1] + ",}"
+        lines[-1] = (lines[-1][0], "line is not valid JSON", lines[-1][2])
+    data = (parser.BOM if bom else b"") + "".join(t + "\n" for t in texts).encode()
+
+    fast = parse(data)
+    exact = staging._exact_path(
+        warehouse.cursor(), parser.split_lines(data, first_line_no=1, base_offset=0)
+    ).to_pylist()
+    assert [row["reason"] for row in fast] == [row["reason"] for row in exact]
+    for (doc, words, utc), row in zip(lines, fast, strict=True):
+        if words is None:
+            assert row["reason"] is None
+            assert row["ts"] == utc
+            assert (row["run"], row["agent"], row["model"], row["tool"]) == (
+                doc["run"],
+                doc["agent"],
+                doc["model"],
+                doc["tool"],
+            )
+            assert row["input_tokens"] == doc["usage"]["input_tokens"]  # type: ignore[index]
+        else:
+            assert row["reason"] is not None and row["reason"].startswith(words.split()[0])
+            assert words in row["reason"] or words.strip() in row["reason"]

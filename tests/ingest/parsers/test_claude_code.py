@@ -1,15 +1,27 @@
 """Claude Code transcript lines -> events: one call per response, usage only from top-level
 assistant lines, tool calls and results, subagent links, skipped and rejected lines."""
 
+import json
 import re
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest.parsers import claude_code as parser
 from ingest.parsers.claude_code_subagents import SubagentCall
 from tests.conftest import FIXTURE_ROOT
+from tests.ingest.parsers.bounds_cases import (
+    BAD_TIMES,
+    SAMPLES,
+    bad_counts,
+    bad_names,
+    good_counts,
+    good_names,
+    good_times,
+)
 
 FIXTURES = FIXTURE_ROOT / "agent-logs"
 SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
@@ -328,3 +340,178 @@ def test_the_parent_tool_use_is_read_as_the_pattern_reads_it(line: bytes) -> Non
     match = re.search(rb'"parentToolUseID":"([^"\\]+)"', line)
     expected = match[1] if match else None
     assert parser._parent_tool_use(b"xx" + line + b"yy", 2, len(line) + 2) == expected
+
+
+# --- bounds at the door (lib/bounds.py) ------------------------------------------------
+
+
+def reasons_of(parsed: parser.ParsedTranscript) -> list[tuple[int, str]]:
+    return [(line, reason) for line, _, reason, _ in parsed.rejected.get("s.jsonl", [])]
+
+
+def encode(*docs: object) -> bytes:
+    """The lines as JSON, with the standard library: it writes integers of any size."""
+    return b"".join(json.dumps(d).encode() + b"\n" for d in docs)
+
+
+def test_a_count_beyond_the_bounds_rejects_its_line_and_the_others_load() -> None:
+    good = assistant({"type": "text", "text": "x"}, 5)
+    data = encode(
+        good,
+        assistant({"type": "text", "text": "x"}, 2**63, message_id="msg_2"),
+        assistant({"type": "text", "text": "x"}, -1, message_id="msg_3"),
+        assistant(
+            {"type": "text", "text": "x"},
+            1,
+            message_id="msg_4",
+            usage_extra={"iterations": [{"type": "advisor_message", "input_tokens": 10**18}]},
+        ),
+        assistant(
+            {"type": "text", "text": "x"},
+            1,
+            message_id="msg_5",
+            usage_extra={"cache_creation": {"ephemeral_1h_input_tokens": 2**64 - 1}},
+        ),
+        assistant({"type": "text", "text": "x"}, 2**70, message_id="msg_6"),  # read as a float
+    )
+    parsed = parser.parse_chunk(data, source="s.jsonl")
+    assert reasons_of(parsed) == [
+        (2, "assistant line: usage.output_tokens is 10^18 or more"),
+        (3, "assistant line: usage.output_tokens is negative"),
+        (4, "assistant line: usage.input_tokens is 10^18 or more"),
+        (5, "assistant line: usage.ephemeral_1h_input_tokens is 10^18 or more"),
+        (6, "assistant line: usage.output_tokens is not an integer"),
+    ]
+    table = parsed.rows.table()  # an int64 column holds every count that passed
+    assert table.column("id").to_pylist() == ["msg_1:req_1"]
+    assert table.column("output_tokens").to_pylist() == [5]
+
+
+def test_a_subagent_result_reporting_a_count_beyond_the_bounds_is_rejected_whole() -> None:
+    result = {
+        "type": "user",
+        "sessionId": "s1",
+        "timestamp": "2026-02-12T14:13:00Z",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_9"}]},
+        "toolUseResult": {"agentId": "ab12", "usage": {"output_tokens": 2**63}},
+    }
+    parsed = parser.parse_chunk(encode(result), source="s.jsonl")
+    assert reasons_of(parsed) == [(1, "user line: usage.output_tokens is 10^18 or more")]
+    assert parsed.results == [] and parsed.links == [] and len(parsed.rows) == 0
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "reason"),
+    [
+        ("9999-12-31T23:59:59-05:00", "timestamp is outside 1970-2199"),
+        ("9999-01-01T00:00:00Z", "timestamp is outside 1970-2199"),
+        ("2026-02-12T14:12:01+25:00", "timestamp has an offset beyond +-24h"),
+        ("2026-02-12T14:12:01", "timestamp has no time zone"),
+    ],
+)
+def test_a_time_beyond_the_bounds_rejects_its_line(timestamp: str, reason: str) -> None:
+    parsed = parse(
+        assistant({"type": "text", "text": "x"}, 5, timestamp=timestamp),
+        assistant({"type": "text", "text": "x"}, 7, message_id="msg_2"),
+    )
+    assert reasons_of(parsed) == [(1, f"assistant line: {reason}")]
+    assert [r["output_tokens"] for r in parsed.rows.rows] == [7]
+
+
+def test_a_lower_case_time_is_read_and_stored_upper_cased() -> None:
+    parsed = parse(
+        assistant({"type": "text", "text": "x"}, 5, timestamp="2026-02-12t14:12:01.177z")
+    )
+    assert reasons_of(parsed) == []
+    assert [r["ts"] for r in parsed.rows.rows] == ["2026-02-12T14:12:01.177Z"]
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it() -> None:
+    data = parser.BOM + encode(assistant({"type": "text", "text": "x"}, 5))
+    parsed = parser.parse_chunk(data, source="s.jsonl")
+    assert reasons_of(parsed) == []
+    assert [(r["id"], r["source_line"]) for r in parsed.rows.rows] == [("msg_1:req_1", 1)]
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"sessionId": "s\x1e1"}, "sessionId holds a control character"),
+        ({"sessionId": "s" * 201}, "sessionId is longer than 200 characters"),
+        ({"isSidechain": True, "agentId": "a" * 195}, "agent is longer than 200 characters"),
+        ({"isSidechain": True, "agentId": "a\nb"}, "agent holds a control character"),
+    ],
+)
+def test_a_name_beyond_the_bounds_rejects_its_line(change: dict[str, object], reason: str) -> None:
+    parsed = parse(assistant({"type": "text", "text": "x"}, 5) | change)
+    assert reasons_of(parsed) == [(1, f"assistant line: {reason}")]
+    assert len(parsed.rows) == 0
+
+
+def test_a_model_or_tool_name_beyond_the_bounds_rejects_its_line_whole() -> None:
+    bad_model = assistant({"type": "text", "text": "x"}, 5)
+    bad_model["message"]["model"] = "claude\x00"  # type: ignore[index]
+    bad_tool = assistant({"type": "tool_use", "id": "toolu_1", "name": "B" * 201, "input": {}}, 5)
+    parsed = parse(bad_model, bad_tool)
+    assert reasons_of(parsed) == [
+        (1, "assistant line: model holds a control character"),
+        (2, "assistant line: tool is longer than 200 characters"),
+    ]
+    assert len(parsed.rows) == 0 and parsed.uses == {}  # not its llm_call either
+
+
+@st.composite
+def transcript_lines(draw: st.DrawFn) -> tuple[dict[str, object], str | None, str]:
+    """One assistant line, good or with one field beyond the bounds: (doc, the words its
+    reason holds or None, its timestamp as stored)."""
+    when = draw(good_times())
+    doc = assistant(
+        {"type": "tool_use", "id": "toolu", "name": draw(good_names), "input": {}},
+        draw(good_counts),
+        timestamp=when.text,
+        sessionId=draw(good_names),
+    )
+    doc["message"]["model"] = draw(good_names)  # type: ignore[index]
+    flaw = draw(st.sampled_from(["none", "time", "count", "session", "model", "tool"]))
+    words: str | None = None
+    if flaw == "time":
+        doc["timestamp"], words = draw(st.sampled_from(BAD_TIMES))
+    elif flaw == "count":
+        doc["message"]["usage"]["input_tokens"] = draw(bad_counts)  # type: ignore[index]
+        words = "usage.input_tokens is"
+    elif flaw in ("session", "model", "tool"):
+        name, words = draw(bad_names)
+        if flaw == "session":
+            doc["sessionId"] = name
+        elif flaw == "model":
+            doc["message"]["model"] = name  # type: ignore[index]
+        else:
+            doc["message"]["content"][0]["name"] = name  # type: ignore[index]
+    return doc, words, when.text.upper()
+
+
+@settings(max_examples=SAMPLES, deadline=None)
+@given(st.lists(transcript_lines(), min_size=1, max_size=8), st.booleans())
+def test_any_mix_of_good_and_bad_lines_loads_the_good_and_rejects_the_bad_with_a_reason(
+    lines: list[tuple[dict[str, object], str | None, str]], bom: bool
+) -> None:
+    for number, (doc, _, _) in enumerate(lines, start=1):
+        doc["requestId"] = f"req_{number}"
+        doc["message"]["content"][0]["id"] = f"toolu_{number}"  # type: ignore[index]
+    data = b"".join(json.dumps(doc, separators=(",", ":")).encode() + b"\n" for doc, _, _ in lines)
+    parsed = parser.parse_chunk((parser.BOM if bom else b"") + data, source="s.jsonl")
+
+    rejected = dict(reasons_of(parsed))
+    table = parsed.rows.table()  # every value that passed fits its column
+    calls = {r["id"]: r for r in table.to_pylist() if r["event"] == "llm_call"}
+    tools = {r["id"] for r in table.to_pylist() if r["event"] == "tool_call"}
+    for number, (doc, words, ts) in enumerate(lines, start=1):
+        if words is None:
+            assert number not in rejected
+            call = calls[f"msg_1:req_{number}"]
+            assert (call["ts"], call["run"]) == (ts, doc["sessionId"])
+            assert call["output_tokens"] == doc["message"]["usage"]["output_tokens"]  # type: ignore[index]
+            assert f"toolu_{number}" in tools
+        else:
+            assert words in rejected[number] and rejected[number].startswith("assistant line: ")
+            assert f"msg_1:req_{number}" not in calls and f"toolu_{number}" not in tools

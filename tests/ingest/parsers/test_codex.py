@@ -1,13 +1,25 @@
 """Codex rollout lines -> events: per-call usage split into uncached, cached and reasoning
 parts, the model from turn_context, tool calls with exit codes, repeats and replays."""
 
+import json
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest.parsers import codex as parser
 from tests.conftest import FIXTURE_ROOT
+from tests.ingest.parsers.bounds_cases import (
+    BAD_TIMES,
+    SAMPLES,
+    bad_counts,
+    bad_names,
+    good_counts,
+    good_names,
+    good_times,
+)
 
 FIXTURES = FIXTURE_ROOT / "agent-logs"
 
@@ -192,3 +204,154 @@ def test_lines_before_the_session_and_bad_lines() -> None:
         (3, "not a JSON object"),
         (4, "session_meta line: timestamp missing or not a string"),
     ]
+
+
+# --- bounds at the door (lib/bounds.py) ------------------------------------------------
+
+
+def big_line(kind: str, payload: dict[str, Any], ts: str = "2026-06-05T04:58:26.707Z") -> bytes:
+    """A line written with the standard library: it writes integers of any size."""
+    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}).encode() + b"\n"
+
+
+def reasons_of(parsed: parser.ParsedRollouts) -> list[tuple[int, str]]:
+    return [(line_no, reason) for line_no, _, reason, _ in parsed.rejected.get("r.jsonl", [])]
+
+
+def test_a_count_beyond_the_bounds_rejects_its_line_and_the_others_load() -> None:
+    good = usage(1000, 800, 50, 20)
+    data = (
+        meta()
+        + big_line("event_msg", {"type": "token_count", "info": {"last_token_usage": good}})
+        + big_line(
+            "event_msg",
+            {"type": "token_count", "info": {"last_token_usage": {**good, "output_tokens": 2**63}}},
+        )
+        + big_line(
+            "event_msg",
+            {"type": "token_count", "info": {"total_token_usage": {"input_tokens": -5}}},
+        )
+        + big_line(
+            "event_msg",
+            {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 2**70}}},
+        )
+    )
+    parsed = parse(data)
+    assert reasons_of(parsed) == [
+        (3, "event_msg line: last_token_usage.output_tokens is 10^18 or more"),
+        (4, "event_msg line: total_token_usage.input_tokens is negative"),
+        (5, "event_msg line: last_token_usage.input_tokens is not an integer"),  # a float
+    ]
+    assert calls(parsed) == [(None, 200, 800, 50, 20)]
+    parsed.run_counts.table()  # every count that passed fits its int64 column
+
+
+@pytest.mark.parametrize(
+    ("ts", "reason"),
+    [
+        ("9999-12-31T23:59:59-05:00", "timestamp is outside 1970-2199"),
+        ("9999-01-01T00:00:00Z", "timestamp is outside 1970-2199"),
+        ("2026-06-05T04:58:26+25:00", "timestamp has an offset beyond +-24h"),
+        ("2026-06-05T04:58:26", "timestamp has no time zone"),
+    ],
+)
+def test_a_time_beyond_the_bounds_rejects_its_line(ts: str, reason: str) -> None:
+    first = usage(1000, 800, 50, 20)
+    data = (
+        meta()
+        + line("event_msg", {"type": "error", "message": "x"}, ts)
+        + token_count(first, first)
+    )
+    parsed = parse(data)
+    assert reasons_of(parsed) == [(2, f"event_msg line: {reason}")]
+    assert calls(parsed) == [(None, 200, 800, 50, 20)]
+
+
+def test_a_lower_case_time_is_read_and_stored_upper_cased() -> None:
+    parsed = parse(meta() + line("compacted", {}, "2026-06-05t04:58:26.707z"))
+    assert reasons_of(parsed) == []
+    assert [r["ts"] for r in parsed.rows.rows] == [
+        "2026-06-05T04:58:26.707Z",
+        "2026-06-05T04:58:26.707Z",
+    ]
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it() -> None:
+    state = parser.RolloutState()
+    parsed = parse(parser.BOM + meta("r9"), state)
+    assert reasons_of(parsed) == [] and state.run == "r9"
+    assert [(r["id"], r["source_line"]) for r in parsed.rows.rows] == [("session:r9", 1)]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (meta("r\x1f1"), "session_meta line: payload.id holds a control character"),
+        (meta("r" * 201), "session_meta line: payload.id is longer than 200 characters"),
+        (
+            meta() + line("turn_context", {"model": "gpt\n5"}),
+            "turn_context line: payload.model holds a control character",
+        ),
+        (
+            meta() + line("response_item", {"type": "function_call", "call_id": "c", "name": ""}),
+            "response_item line: payload.name is empty",
+        ),
+    ],
+)
+def test_a_name_beyond_the_bounds_rejects_its_line(data: bytes, reason: str) -> None:
+    state = parser.RolloutState()
+    parsed = parse(data, state)
+    assert [r for _, r in reasons_of(parsed)] == [reason]
+    assert state.model is None and parsed.uses == {}
+
+
+@st.composite
+def rollout_lines(draw: st.DrawFn) -> tuple[bytes, str | None, str]:
+    """One token_count or tool call line, good or with one field beyond the bounds: (the
+    line, the words its reason holds or None, its timestamp as stored)."""
+    when = draw(good_times())
+    ts = when.text
+    counts = {key: draw(good_counts) for key in ("input_tokens", "output_tokens")}
+    flaw = draw(st.sampled_from(["none", "time", "count", "tool"]))
+    words: str | None = None
+    name = draw(good_names)
+    if flaw == "time":
+        ts, words = draw(st.sampled_from(BAD_TIMES))
+    elif flaw == "count":
+        counts["output_tokens"] = draw(bad_counts)
+        words = "last_token_usage.output_tokens is"
+    elif flaw == "tool":
+        name, words = draw(bad_names)
+        words = f"payload.name {'is' if words != 'control character' else 'holds a'} {words}"
+    payload: dict[str, Any]
+    if flaw == "tool" or draw(st.booleans()):
+        payload = {"type": "function_call", "name": name, "arguments": "{}"}
+    else:
+        payload = {"type": "token_count", "info": {"last_token_usage": counts}}
+    kind = "response_item" if payload["type"] == "function_call" else "event_msg"
+    if flaw == "count" and kind == "response_item":
+        words = None  # a tool call has no counts
+    return big_line(kind, payload, ts), words, when.text.upper()
+
+
+@settings(max_examples=SAMPLES, deadline=None)
+@given(st.lists(rollout_lines(), min_size=1, max_size=8), st.booleans())
+def test_any_mix_of_good_and_bad_lines_loads_the_good_and_rejects_the_bad_with_a_reason(
+    lines: list[tuple[bytes, str | None, str]], bom: bool
+) -> None:
+    numbered = [
+        data.replace(b'"type": "function_call"', b'"type": "function_call", "call_id": "c%d"' % n)
+        for n, (data, _, _) in enumerate(lines, start=2)
+    ]
+    parsed = parse((parser.BOM if bom else b"") + meta() + b"".join(numbered))
+
+    rejected = dict(reasons_of(parsed))
+    events = parsed.rows.table().to_pylist() + parsed.run_counts.table().to_pylist()
+    by_line = {r["source_line"]: r for r in events}
+    for line_no, (_, words, ts) in enumerate(lines, start=2):
+        if words is None:
+            assert line_no not in rejected
+            assert by_line[line_no]["ts"] == ts
+        else:
+            assert words in rejected[line_no]
+            assert line_no not in by_line

@@ -1,10 +1,15 @@
 """ingest/parsers/requests.py: the three record shapes, and the reasons bad lines get."""
 
+import json
 from datetime import UTC, datetime
 
 import orjson
 import pytest
+from django.test import Client
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import warehouse
 from ingest.parsers.json_lines import InvalidRecord, RawLine
 from ingest.parsers.requests import (
     RequestRecord,
@@ -12,6 +17,15 @@ from ingest.parsers.requests import (
     parse_array,
     parse_lines,
     parse_object,
+)
+from tests.ingest.parsers.bounds_cases import (
+    BAD_TIMES,
+    SAMPLES,
+    bad_counts,
+    bad_names,
+    good_counts,
+    good_names,
+    good_times,
 )
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -61,9 +75,11 @@ def test_a_native_record_keeps_every_field() -> None:
     )
 
 
-def test_unix_seconds_and_naive_times_are_utc() -> None:
+def test_unix_seconds_are_utc_and_rfc3339_times_are_read_in_either_case() -> None:
     assert parse_object({"ts": 1772359200, "request_id": "a"}).ts == T0
-    assert parse_object({"ts": "2026-03-01 10:00:00", "request_id": "a"}).ts == T0
+    assert parse_object({"ts": "2026-03-01 10:00:00Z", "request_id": "a"}).ts == T0
+    assert parse_object({"ts": "2026-03-01t11:00:00+01:00", "request_id": "a"}).ts == T0
+    assert parse_object({"ts": "2026-03-01t10:00:00z", "request_id": "a"}).ts == T0
 
 
 def test_an_openai_chat_completion_log_line() -> None:
@@ -181,7 +197,51 @@ def test_an_openai_batch_output_line() -> None:
             "request_id: must not be empty",
         ),
         ({"request_id": "a"}, "ts is required"),
-        ({"ts": "yesterday", "request_id": "a"}, "ts: not an RFC 3339 time: 'yesterday'"),
+        ({"ts": "yesterday", "request_id": "a"}, "ts: is not an RFC 3339 time: 'yesterday'"),
+        (
+            {"ts": "2026-03-01 10:00:00", "request_id": "a"},
+            "ts: has no time zone: '2026-03-01 10:00:00'",
+        ),
+        (
+            {"ts": "2026-03-01T10:00:00+25:00", "request_id": "a"},
+            "ts: has an offset beyond +-24h: '2026-03-01T10:00:00+25:00'",
+        ),
+        (
+            {"ts": "9999-12-31T23:59:59-05:00", "request_id": "a"},
+            "ts: is outside 1970-2199: '9999-12-31T23:59:59-05:00'",
+        ),
+        (
+            {"ts": "1969-12-31T23:59:59Z", "request_id": "a"},
+            "ts: is outside 1970-2199: '1969-12-31T23:59:59Z'",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "usage": {"prompt_tokens": 2**63}},
+            f"usage.prompt_tokens: must be below 10^18, got {2**63}",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "usage": {"completion_tokens": 10**18}},
+            f"usage.completion_tokens: must be below 10^18, got {10**18}",
+        ),
+        (
+            {
+                "request": {},
+                "response": {"id": "c", "created": 1772359200, "usage": {"prompt_tokens": 2**64}},
+            },
+            f"response.usage.prompt_tokens: must be below 10^18, got {2**64}",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "run": "r" * 201},
+            "run is longer than 200 characters",
+        ),
+        (
+            {"ts": 1772359200, "request_id": "a", "agent": "a\x1fb"},
+            "agent holds a control character",
+        ),
+        ({"ts": 1772359200, "request_id": "a", "model": ""}, "model is empty"),
+        (
+            {"ts": 1772359200, "request_id": "a", "instance": "gpu\n1"},
+            "instance holds a control character",
+        ),
         (
             {"ts": 1772359200000, "request_id": "a"},
             "ts: 1772359200000 is not Unix seconds between 2000 and 2100",
@@ -261,3 +321,93 @@ def test_an_array_body_numbers_its_elements_from_one() -> None:
 
     assert [r.line_no for r in parsed.records] == [1]
     assert [(r.line_no, r.byte_offset, r.raw) for r in parsed.rejected] == [(2, None, '"junk"')]
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_part_of_it() -> None:
+    good = orjson.dumps({"ts": 1772359200, "request_id": "a"})
+    parsed = parse_lines([RawLine(1, 0, b"\xef\xbb\xbf" + good), RawLine(2, 40, b"\xef\xbb\xbf")])
+    assert [r.request_id for r in parsed.records] == ["a"]
+    assert [r.reason[:9] for r in parsed.rejected] == ["not JSON:"]  # only the first line's
+
+
+@st.composite
+def request_lines(draw: st.DrawFn) -> tuple[dict[str, object], str | None, datetime]:
+    """A native record, good or with one field beyond the bounds: (the record, the words
+    its reason holds or None, the UTC time of its ts)."""
+    when = draw(good_times())
+    record: dict[str, object] = {
+        "ts": when.text,
+        "request_id": "r",
+        "usage": {"prompt_tokens": draw(good_counts), "completion_tokens": draw(good_counts)},
+    }
+    for key in draw(st.sets(st.sampled_from(["model", "run", "agent", "instance"]))):
+        record[key] = draw(good_names)
+    flaw = draw(st.sampled_from(["none", "time", "count", "model", "run", "agent", "instance"]))
+    words: str | None = None
+    if flaw == "time":
+        record["ts"], words = draw(st.sampled_from(BAD_TIMES))
+    elif flaw == "count":
+        count = draw(bad_counts)
+        record["usage"] = {"completion_tokens": count}
+        # orjson reads an integer beyond 64 bits as a float, which is no count either.
+        fits = -(2**63) <= count < 2**64
+        words = ("negative" if count < 0 else "10^18") if fits else "expected an integer"
+    elif flaw != "none":
+        record[flaw], words = draw(bad_names)
+    return record, words, when.utc
+
+
+@settings(max_examples=SAMPLES, deadline=None)
+@given(st.lists(request_lines(), min_size=1, max_size=8), st.booleans())
+def test_any_mix_of_good_and_bad_lines_loads_the_good_and_rejects_the_bad_with_a_reason(
+    lines: list[tuple[dict[str, object], str | None, datetime]], bom: bool
+) -> None:
+    raw = []
+    for number, (record, _, _) in enumerate(lines, start=1):
+        record["request_id"] = f"r{number}"
+        data = json.dumps(record).encode()
+        raw.append(RawLine(number, 0, (b"\xef\xbb\xbf" if bom and number == 1 else b"") + data))
+    parsed = parse_lines(raw)
+
+    records = {r.request_id: r for r in parsed.records}
+    rejected = {r.line_no: r.reason for r in parsed.rejected}
+    for number, (record, words, utc) in enumerate(lines, start=1):
+        if words is None:
+            got = records[f"r{number}"]
+            assert got.ts == utc and got.line_no == number
+            assert got.usage_completion_tokens == record["usage"]["completion_tokens"]  # type: ignore[index]
+            assert (got.model, got.run, got.agent) == tuple(
+                map(record.get, ("model", "run", "agent"))
+            )
+        else:
+            assert words in rejected[number] and "\n" not in rejected[number]
+            assert f"r{number}" not in records
+
+
+def test_the_ingest_endpoint_quarantines_a_line_past_the_calendar_and_loads_the_rest(
+    lake: object, client: Client, auth_headers: dict[str, str]
+) -> None:
+    # It answered 500 (OverflowError) before the parser gave this line a reason.
+    body = b"\n".join(
+        orjson.dumps(record)
+        for record in [
+            {"ts": "2026-03-01T10:00:00Z", "request_id": "r1"},
+            {"ts": "9999-12-31T23:59:59-05:00", "request_id": "r2"},
+            {"ts": "2026-03-01T10:00:00Z", "request_id": "r3", "usage": {"prompt_tokens": 2**63}},
+            {"ts": "2026-03-01 10:00:00", "request_id": "r4"},
+            {"ts": "2026-03-01t10:00:01z", "request_id": "r5"},
+        ]
+    )
+    response = client.post(
+        "/api/ingest/requests", body, content_type="application/x-ndjson", headers=auth_headers
+    )
+    assert response.status_code == 200
+    assert response.json() == {"accepted": 2, "quarantined": 3, "duplicates": 0}
+    reasons = warehouse.fetch_all(
+        "SELECT line_no, reason FROM quarantine WHERE source_kind = 'requests' ORDER BY line_no"
+    )
+    assert [(row["line_no"], row["reason"]) for row in reasons] == [
+        (2, "ts: is outside 1970-2199: '9999-12-31T23:59:59-05:00'"),
+        (3, f"usage.prompt_tokens: must be below 10^18, got {2**63}"),
+        (4, "ts: has no time zone: '2026-03-01 10:00:00'"),
+    ]

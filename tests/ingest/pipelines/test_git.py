@@ -208,3 +208,96 @@ def test_an_empty_repository_loads_nothing(tmp_path: Path) -> None:
     repo.mkdir()
     git(repo, "init", "--quiet")
     assert run_git(str(repo), "empty").accepted == 0
+
+
+def quarantined(source_kind: str = "git") -> list[tuple[object, ...]]:
+    return [
+        (row["line_no"], row["reason"])
+        for row in warehouse.fetch_all(
+            "SELECT line_no, reason FROM quarantine WHERE source_kind = ? ORDER BY line_no",
+            [source_kind],
+        )
+    ]
+
+
+def test_no_subject_body_or_path_breaks_the_history(tmp_path: Path) -> None:
+    repo = tmp_path / "odd"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    subjects = ["a\x1eb", "c\x1fd\x1fe", "tab\there", ":100644 x A", "1\t2\tfake"]
+    for number, subject in enumerate(subjects):
+        name = ["x\x1ey.txt", "tab\tname.txt", "new\nline.txt", ":colon", "plain"][number]
+        (repo / name).write_text(f"{number}\n")
+        commit(repo, f"{subject}\n\nbody\x1e line\n1\t0\tnot/numstat\n", 1768380000 + number)
+    summary = ingest(repo, "odd")
+    assert (summary["accepted"], summary["quarantined"]) == (5, 0)
+    stored = stored_commits("odd")
+    assert [c["commit_message"] for c in stored] == subjects
+    assert [(c["commit_files"], c["commit_insertions"]) for c in stored] == [(1, 1)] * 5
+
+
+def test_a_commit_dated_past_the_years_is_quarantined_and_the_rest_load(tmp_path: Path) -> None:
+    repo = tmp_path / "future"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    (repo / "a.txt").write_text("1\n")
+    commit(repo, "first", 1768380000)
+    (repo / "a.txt").write_text("2\n")
+    commit(repo, "from 9999", 253402300799)  # 9999-12-31T23:59:59Z
+    (repo / "a.txt").write_text("3\n")
+    commit(repo, "third", 1768380120)
+    summary = ingest(repo, "future")
+    assert (summary["accepted"], summary["quarantined"]) == (2, 1)
+    assert [c["commit_message"] for c in stored_commits("future")] == ["first", "third"]
+    [(line_no, reason)] = quarantined()
+    assert line_no == 2 and str(reason).endswith(": committer time is outside 1970-2199")
+    # The /overview/ page reads the run's commits: none past 2199 reached it.
+    assert runs.commit_rate("future", 3600).total == 2
+    again = ingest(repo, "future")  # a re-run changes nothing
+    assert (again["accepted"], again["quarantined"]) == (0, 0)
+    assert len(quarantined()) == 1 and len(stored_commits("future")) == 2
+
+
+def test_an_author_name_beyond_the_bounds_is_quarantined(tmp_path: Path) -> None:
+    repo = tmp_path / "names"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    (repo / "a.txt").write_text("1\n")
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "-c",
+        "user.name=" + "n" * 201,
+        "commit",
+        "--quiet",
+        "--author",
+        "n" * 201 + " <n@x>",
+        "-m",
+        "long",
+    )
+    summary = ingest(repo, "names")
+    assert (summary["accepted"], summary["quarantined"]) == (0, 1)
+    assert [reason for _, reason in quarantined()] == [
+        f"commit {_head(repo)}: author is longer than 200 characters"
+    ]
+
+
+def _head(repo: Path) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True)
+    return done.stdout.decode().strip()
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ("r" * 201, "--run is longer than 200 characters"),
+        ("a\x1eb", "--run holds a control character"),
+        ("", "--run is empty"),
+    ],
+)
+def test_a_run_name_beyond_the_bounds_is_a_one_line_error(
+    claims_repo: Path, run: str, message: str
+) -> None:
+    with pytest.raises(CommandError, match=f"^{message}$"):
+        call_command("ingest", "git", str(claims_repo), "--run", run)
+    assert stored_commits(run) == []

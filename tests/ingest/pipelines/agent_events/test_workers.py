@@ -74,7 +74,7 @@ def test_the_stamp_is_found_on_the_calling_thread_even_with_fewer_chunks_than_wo
     # workers (here two chunks for three: the second line spans two cuts).
     monkeypatch.setattr(workers, "PARSE_AHEAD", 3)
     log = tmp_path / "a.jsonl"
-    log.write_bytes(event(1) + event(2, tool="x" * 2_500))
+    log.write_bytes(event(1) + event(2, task="x" * 2_500))
     found: list[str] = []
     find_stamp = dedup.Load.find_stamp
 
