@@ -10,7 +10,7 @@ import analytics.costs.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("analytics", "0007_fast_mode_prices"),
+        ("analytics", "0008_admin_labels"),
     ]
 
     operations = [
