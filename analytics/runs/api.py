@@ -12,10 +12,14 @@ from ninja import Query, Router, Schema
 
 from analytics.runs import details as run_details
 from analytics.runs import queries
+from analytics.runs import quarantine as run_quarantine
+from analytics.runs.paging import DEFAULT_LIMIT, Paging
 from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
 router = Router()
+# GET /api/quarantine: quarantined lines by source, for those whose run is unknown.
+quarantine_router = Router()
 
 # The bucketed endpoints' bucket when none is asked for.
 DEFAULT_BUCKET = "1h"
@@ -283,3 +287,58 @@ def commits_by_agent(
     request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[run_details.AgentCommits]:
     return run_details.commits_by_agent(run, window.time_range())
+
+
+# --- quarantine: the lines ingest set aside ------------------------------------------------
+
+
+class PageIn(Schema):
+    limit: int = DEFAULT_LIMIT  # 1 to 1000
+    offset: int = 0
+
+
+class QuarantineIn(PageIn):
+    source: str | None = None  # the file (or upload) the lines came from
+    source_kind: str | None = None  # agent-events, requests, claude-code, codex, parallel
+
+
+class QuarantinedLineOut(Schema):
+    source_kind: str
+    source: str
+    line_no: int | None
+    byte_offset: int | None
+    reason: str
+    raw: str | None
+    ingested_at: Time
+
+
+class QuarantineOut(Schema):
+    total: int
+    limit: int
+    offset: int
+    lines: list[QuarantinedLineOut]
+
+
+@router.get(
+    "/{path:run}/quarantine",
+    response=QuarantineOut,
+    url_name="run_quarantine",
+    summary="The run's quarantined lines, newest first",
+)
+def quarantine(
+    request: HttpRequest, run: str, params: Query[PageIn]
+) -> run_quarantine.QuarantinePage:
+    return run_quarantine.run_quarantine(run, Paging(params.limit, params.offset))
+
+
+@quarantine_router.get(
+    "",
+    response=QuarantineOut,
+    url_name="quarantine",
+    summary="Quarantined lines by source, newest first",
+)
+def quarantine_by_source(
+    request: HttpRequest, params: Query[QuarantineIn]
+) -> run_quarantine.QuarantinePage:
+    paging = Paging(params.limit, params.offset)
+    return run_quarantine.source_quarantine(params.source, params.source_kind, paging)
