@@ -11,9 +11,9 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
 from analytics.runs import details as run_details
-from analytics.runs import queries
 from analytics.runs import quarantine as run_quarantine
-from analytics.runs.paging import DEFAULT_LIMIT, Paging
+from analytics.runs import queries
+from analytics.runs.paging import COMMIT_SORTS, DEFAULT_LIMIT, AgentSort, Paging
 from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
@@ -277,6 +277,12 @@ def models(
     return run_details.models(run, window.time_range())
 
 
+class AgentCommitsIn(Schema):
+    sort: str = "commits"  # commits, work, claims, files, insertions, deletions or agent
+    limit: int | None = None  # every agent unless given (1 to 1000)
+    offset: int = 0
+
+
 @router.get(
     "/{path:run}/commits-by-agent",
     response=list[AgentCommitsOut],
@@ -284,9 +290,11 @@ def models(
     summary="Commits per agent, task claims apart from work",
 )
 def commits_by_agent(
-    request: HttpRequest, run: str, window: Query[WindowQuery]
+    request: HttpRequest, run: str, params: Query[AgentCommitsIn], window: Query[WindowQuery]
 ) -> list[run_details.AgentCommits]:
-    return run_details.commits_by_agent(run, window.time_range())
+    sort = AgentSort.read(params.sort, COMMIT_SORTS)
+    paging = None if params.limit is None else Paging(params.limit, params.offset)
+    return run_details.commits_by_agent(run, window.time_range(), sort, paging)
 
 
 # --- quarantine: the lines ingest set aside ------------------------------------------------

@@ -75,6 +75,11 @@ class QuarantinePage:
     offset: int
     lines: list[QuarantinedLine]
 
+    @property
+    def last(self) -> int:
+        """The 1-based number of the page's last line."""
+        return self.offset + len(self.lines)
+
 
 def _page(page_sql: str, count_sql: str, params: dict[str, Any], paging: Paging) -> QuarantinePage:
     rows = warehouse.fetch_all(page_sql, {**params, **paging.params()})

@@ -59,7 +59,6 @@ def test_a_runs_lines_are_those_of_its_files_that_name_no_other_run(
 
 
 def test_pages_of_a_runs_lines(files: tuple[str, str]) -> None:
-    a, _ = files
     second = quarantine.run_quarantine("run-a", Paging(limit=1, offset=1))
     assert (second.total, second.limit, second.offset) == (2, 1, 1)
     assert [line.line_no for line in second.lines] == [2]
