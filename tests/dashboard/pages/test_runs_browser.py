@@ -149,6 +149,8 @@ def test_an_agent_named_like_html_is_shown_as_text_and_unknown_runs_are_404(
 
 
 BIG = RunSpec(run="big", seed=3, hours=2, workers=1000, planners=2, peak_commits_per_hour=600)
+# How long a reload of this run's page may take on a busy machine (a wait, not a measure).
+RELOAD_MS = 60_000
 
 
 @pytest.fixture
@@ -165,7 +167,7 @@ def test_a_run_of_a_thousand_agents_pages_its_lists_and_shows_its_quarantine(
 ) -> None:
     base = live_server.url
     log_in(page, base)
-    page.goto(f"{base}/runs/big/")
+    page.goto(f"{base}/runs/big/", timeout=RELOAD_MS)
     note = page.locator("#tree-note")
     expect(note).to_contain_text("Showing 50 of 998 agents with none below them, by commits")
     page.click("[data-expand-all=open]")
@@ -174,19 +176,19 @@ def test_a_run_of_a_thousand_agents_pages_its_lists_and_shows_its_quarantine(
 
     # The sort is the server's: choosing one reloads the tree sorted, the page kept short.
     page.select_option("#tree-controls select[name=tree_sort]", "events")
-    expect(page).to_have_url(re.compile(r"tree_sort=events"))
-    expect(note).to_contain_text("by events (1 to 50)")
+    expect(page).to_have_url(re.compile(r"tree_sort=events"), timeout=RELOAD_MS)
+    expect(note).to_contain_text("by events (1 to 50)", timeout=RELOAD_MS)
     page.locator("#tree-note a[rel=next]").click()
-    expect(page).to_have_url(re.compile(r"tree_offset=50"))
-    expect(note).to_contain_text("by events (51 to 100)")
+    expect(page).to_have_url(re.compile(r"tree_offset=50"), timeout=RELOAD_MS)
+    expect(note).to_contain_text("by events (51 to 100)", timeout=RELOAD_MS)
     expect(page.locator("#tree-controls select[name=tree_sort]")).to_have_value("events")
 
     commits = page.locator("#run-commits-by-agent")
     expect(commits.locator("tbody tr")).to_have_count(50)
     commits.get_by_role("link", name="Files").click()
-    expect(page).to_have_url(re.compile(r"commits_sort=files"))
+    expect(page).to_have_url(re.compile(r"commits_sort=files"), timeout=RELOAD_MS)
     expect(page).to_have_url(re.compile(r"tree_offset=50"))  # the tree stays where it was
-    expect(page.locator("#commits-note")).to_contain_text("by files.")
+    expect(page.locator("#commits-note")).to_contain_text("by files.", timeout=RELOAD_MS)
 
     # Four lines set aside, newest first, the HTML one shown as text.
     lines = page.locator("#run-quarantine tbody tr")
