@@ -35,6 +35,10 @@ from warehouse import WarehouseError
 DEMO_USERNAME = "demo"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def run_lines() -> list[str]:
     """Each run as the runs list shows it: agents, commits, quarantined lines aside, and
     where it stands (a stall with its minutes, counted to now as on every page)."""
@@ -46,8 +50,8 @@ def run_lines() -> list[str]:
         if status is not None and status.stalled_minutes is not None:
             state += f" for {round(status.stalled_minutes)} min"
         lines.append(
-            f"  run {run.run}: {run.agents:,} agents, {run.commits:,} commits, "
-            f"{run.errors:,} errors; {state}"
+            f"  run {run.run}: {_count(run.agents, 'agent')}, {_count(run.commits, 'commit')}, "
+            f"{_count(run.errors, 'error')}; {state}"
         )
     return [f"runs: {len(lines)}", *lines]
 
