@@ -11,6 +11,7 @@ from ninja.errors import ValidationError
 import warehouse
 from analytics.alerts.api import alerts_router, channels_router, rules_router, silences_router
 from analytics.costs.api import costs_router, prices_router
+from analytics.runs.api import quarantine_router
 from analytics.runs.api import router as runs_router
 from analytics.serving.api import router as serving_router
 from analytics.tokens.api import router as tokens_router
@@ -93,6 +94,7 @@ def health(request: HttpRequest) -> dict[str, Any]:
 
 
 api.add_router("/runs", runs_router, tags=["runs"])
+api.add_router("/quarantine", quarantine_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])
 api.add_router("/tokens", tokens_router, tags=["tokens"])
 api.add_router("/serving", serving_router, tags=["serving"])

@@ -83,19 +83,19 @@ _ENDS_AGO = {"compiler-demo": timedelta(hours=3)}
 DEMO_STEPS: list[DemoStep] = [
     DemoStep(
         "browser-demo",
-        "12 h, 325 agents, ramp to ~1,000 commits/h, a 90-minute stall, commits logged twice",
+        "12 h, a ramp to ~1,000 commits/h, a 90-minute stall, commits logged twice",
         write_synthetic(BROWSER, epoch_fraction=0.3),
         load_agent_events,
     ),
     DemoStep(
         "compiler-demo",
-        "10 h, 53 agents, error rate rising until the run was stopped 3 h ago",
+        "10 h, error rate rising until the run was stopped 3 h ago",
         write_synthetic(COMPILER, epoch_fraction=0.1),
         load_agent_events,
     ),
     DemoStep(
         "docs-demo",
-        "4 h, 44 agents, nothing landed in its last 42 minutes, 5 malformed lines",
+        "4 h, no commit in its last 42 minutes of logging (stalled), 5 malformed lines",
         write_synthetic(DOCS, malformed=5),
         load_agent_events,
     ),

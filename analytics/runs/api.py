@@ -11,11 +11,15 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema
 
 from analytics.runs import details as run_details
+from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries
+from analytics.runs.paging import COMMIT_SORTS, DEFAULT_LIMIT, AgentSort, Paging
 from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
 router = Router()
+# GET /api/quarantine: quarantined lines by source, for those whose run is unknown.
+quarantine_router = Router()
 
 # The bucketed endpoints' bucket when none is asked for.
 DEFAULT_BUCKET = "1h"
@@ -273,6 +277,12 @@ def models(
     return run_details.models(run, window.time_range())
 
 
+class AgentCommitsIn(Schema):
+    sort: str = "commits"  # commits, work, claims, files, insertions, deletions or agent
+    limit: int | None = None  # every agent unless given (1 to 1000)
+    offset: int = 0
+
+
 @router.get(
     "/{path:run}/commits-by-agent",
     response=list[AgentCommitsOut],
@@ -280,6 +290,63 @@ def models(
     summary="Commits per agent, task claims apart from work",
 )
 def commits_by_agent(
-    request: HttpRequest, run: str, window: Query[WindowQuery]
+    request: HttpRequest, run: str, params: Query[AgentCommitsIn], window: Query[WindowQuery]
 ) -> list[run_details.AgentCommits]:
-    return run_details.commits_by_agent(run, window.time_range())
+    sort = AgentSort.read(params.sort, COMMIT_SORTS)
+    paging = None if params.limit is None else Paging(params.limit, params.offset)
+    return run_details.commits_by_agent(run, window.time_range(), sort, paging)
+
+
+# --- quarantine: the lines ingest set aside ------------------------------------------------
+
+
+class PageIn(Schema):
+    limit: int = DEFAULT_LIMIT  # 1 to 1000
+    offset: int = 0
+
+
+class QuarantineIn(PageIn):
+    source: str | None = None  # the file (or upload) the lines came from
+    source_kind: str | None = None  # agent-events, requests, claude-code, codex, parallel
+
+
+class QuarantinedLineOut(Schema):
+    source_kind: str
+    source: str
+    line_no: int | None
+    byte_offset: int | None
+    reason: str
+    raw: str | None
+    ingested_at: Time
+
+
+class QuarantineOut(Schema):
+    total: int
+    limit: int
+    offset: int
+    lines: list[QuarantinedLineOut]
+
+
+@router.get(
+    "/{path:run}/quarantine",
+    response=QuarantineOut,
+    url_name="run_quarantine",
+    summary="The run's quarantined lines, newest first",
+)
+def quarantine(
+    request: HttpRequest, run: str, params: Query[PageIn]
+) -> run_quarantine.QuarantinePage:
+    return run_quarantine.run_quarantine(run, Paging(params.limit, params.offset))
+
+
+@quarantine_router.get(
+    "",
+    response=QuarantineOut,
+    url_name="quarantine",
+    summary="Quarantined lines by source, newest first",
+)
+def quarantine_by_source(
+    request: HttpRequest, params: Query[QuarantineIn]
+) -> run_quarantine.QuarantinePage:
+    paging = Paging(params.limit, params.offset)
+    return run_quarantine.source_quarantine(params.source, params.source_kind, paging)

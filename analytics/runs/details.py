@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import warehouse
+from analytics.runs.paging import COMMIT_SORTS, AgentSort, Paging
 from analytics.runs.queries import commit_rate, ensure_run
+from lib.errors import ParameterError
 from lib.window import TimeRange
 
 _IN_RANGE = """
@@ -67,26 +69,42 @@ GROUP BY ALL
 ORDER BY total_tokens DESC, model
 """
 
-COMMITS_BY_AGENT_SQL = f"""
+# Commits per agent, sorted by one figure (largest first; by name as the tie-break) and
+# cut to a page; each row carries the totals over every agent, for a page's "of N".
+_COMMITS_BY_AGENT = f"""
 WITH commits AS (
     SELECT * FROM events
     WHERE event = 'commit' AND ok IS DISTINCT FROM false AND {_IN_RANGE}
     QUALIFY commit_sha IS NULL OR row_number() OVER (
         PARTITION BY commit_sha ORDER BY ts, source, source_line) = 1
+),
+per_agent AS (
+    SELECT agent,
+           count(*) AS commits,
+           count(*) FILTER (WHERE commit_claim) AS claims,
+           count(*) FILTER (WHERE commit_claim IS NOT TRUE) AS work,
+           coalesce(sum(commit_files), 0) AS files,
+           coalesce(sum(commit_insertions), 0) AS insertions,
+           coalesce(sum(commit_deletions), 0) AS deletions,
+           min(ts) AS first_ts,
+           max(ts) AS last_ts
+    FROM commits
+    GROUP BY agent
 )
-SELECT agent,
-       count(*) AS commits,
-       count(*) FILTER (WHERE commit_claim) AS claims,
-       count(*) FILTER (WHERE commit_claim IS NOT TRUE) AS work,
-       coalesce(sum(commit_files), 0) AS files,
-       coalesce(sum(commit_insertions), 0) AS insertions,
-       coalesce(sum(commit_deletions), 0) AS deletions,
-       min(ts) AS first_ts,
-       max(ts) AS last_ts
-FROM commits
-GROUP BY agent
-ORDER BY commits DESC, agent
+SELECT *,
+       count(*) OVER () AS agents_total,
+       sum(work) OVER () AS work_total,
+       sum(claims) OVER () AS claims_total
+FROM per_agent
+ORDER BY {{order}}
+LIMIT $limit OFFSET $offset
 """
+COMMITS_BY_AGENT_SQL = {
+    sort: _COMMITS_BY_AGENT.format(
+        order="agent" if sort is AgentSort.AGENT else f"{sort} DESC, agent"
+    )
+    for sort in COMMIT_SORTS
+}
 
 
 # Task claims per bucket (epoch-aligned, as commit_rate's), commits counted once per sha.
@@ -225,11 +243,70 @@ class AgentCommits:
     last_ts: datetime
 
 
-def commits_by_agent(run: str, window: TimeRange | None = None) -> list[AgentCommits]:
-    """Commits per agent (git: per author), task claims apart from work."""
+_TOTALS = ("agents_total", "work_total", "claims_total")
+
+
+def _commits_by_agent(
+    run: str, window: TimeRange | None, sort: AgentSort, paging: Paging | None
+) -> list[dict[str, Any]]:
+    if sort not in COMMITS_BY_AGENT_SQL:
+        raise ParameterError(f"commits per agent cannot be sorted by {sort}")
     ensure_run(run)
-    rows = warehouse.fetch_all(COMMITS_BY_AGENT_SQL, _params(run, window))
-    return [AgentCommits(**_utc(row)) for row in rows]
+    params = {**_params(run, window), "limit": None, "offset": 0}
+    if paging is not None:
+        params.update(paging.params())
+    return warehouse.fetch_all(COMMITS_BY_AGENT_SQL[sort], params)
+
+
+def _agent_commits(row: dict[str, Any]) -> AgentCommits:
+    return AgentCommits(**_utc({k: v for k, v in row.items() if k not in _TOTALS}))
+
+
+def commits_by_agent(
+    run: str,
+    window: TimeRange | None = None,
+    sort: AgentSort = AgentSort.COMMITS,
+    paging: Paging | None = None,
+) -> list[AgentCommits]:
+    """Commits per agent (git: per author), task claims apart from work; every agent, or
+    a page of them."""
+    return [_agent_commits(row) for row in _commits_by_agent(run, window, sort, paging)]
+
+
+@dataclass(frozen=True)
+class AgentCommitsPage:
+    agents: int  # every agent with a commit in the range, not only this page's
+    work: int  # over every agent
+    claims: int
+    sort: AgentSort
+    paging: Paging
+    rows: list[AgentCommits]
+
+    @property
+    def last(self) -> int:
+        """The 1-based number of the page's last row."""
+        return self.paging.offset + len(self.rows)
+
+
+def commits_by_agent_page(
+    run: str, window: TimeRange | None, sort: AgentSort, paging: Paging
+) -> AgentCommitsPage:
+    """A page of commits per agent, with the totals over every agent."""
+    rows = _commits_by_agent(run, window, sort, paging)
+    if not rows and paging.offset:
+        # Past the last agent: the totals still come from the first row.
+        rows_for_totals = _commits_by_agent(run, window, sort, Paging(1, 0))
+    else:
+        rows_for_totals = rows
+    first = rows_for_totals[0] if rows_for_totals else dict.fromkeys(_TOTALS, 0)
+    return AgentCommitsPage(
+        agents=int(first["agents_total"]),
+        work=int(first["work_total"]),
+        claims=int(first["claims_total"]),
+        sort=sort,
+        paging=paging,
+        rows=[_agent_commits(row) for row in rows],
+    )
 
 
 @dataclass(frozen=True)

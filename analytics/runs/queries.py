@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import warehouse
 from analytics.runs.drift import Drift, ErrorPoint, drift
+from analytics.runs.status import CurrentStall, run_statuses
 from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange
 from warehouse.schema.events import (
@@ -327,12 +328,6 @@ class Stall:
 
 
 @dataclass(frozen=True)
-class CurrentStall:
-    since: datetime  # the last commit (or the first event, before any)
-    minutes: float  # to the run's last event
-
-
-@dataclass(frozen=True)
 class Stalls:
     run: str
     min_gap_seconds: int
@@ -340,10 +335,13 @@ class Stalls:
     current: CurrentStall | None
 
 
-def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> Stalls:
+def stalls(
+    run: str, min_gap: timedelta, window: TimeRange = TimeRange(), now: datetime | None = None
+) -> Stalls:
     """Gaps of at least `min_gap` between consecutive commits while the run kept logging
-    other events, and the current stall: the time from the last commit to the run's last
-    event, when that is at least `min_gap` (a run measured by its own log, not the clock)."""
+    other events, and the run's current stall (analytics.runs.status.current_stall: the
+    time since its last commit while it is still logging, counted to now) when the window
+    reaches the run's last event."""
     ensure_run(run)
     params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
     rows = warehouse.fetch_all(STALLS_SQL, params)
@@ -357,13 +355,11 @@ def stalls(run: str, min_gap: timedelta, window: TimeRange = TimeRange()) -> Sta
         for r in rows
         if r["gap_start"] is not None and r["busy_events"] > 0
     ]
-    row = rows[0]
     current = None
-    if row["last_event"] is not None:
-        since = row["last_commit"] or row["first_event"]
-        idle = row["last_event"] - since
-        if idle >= min_gap and row["last_event"] > since:
-            current = CurrentStall(since.astimezone(UTC), idle.total_seconds() / 60)
+    status = run_statuses(min_gap, run=run, now=now).get(run)
+    if status is not None and (window.end is None or window.end > status.last_ts):
+        if status.stalled_since is not None and status.stalled_minutes is not None:
+            current = CurrentStall(status.stalled_since, status.stalled_minutes)
     return Stalls(run, int(min_gap.total_seconds()), found, current)
 
 

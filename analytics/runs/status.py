@@ -2,10 +2,14 @@
 active or idle, plus the attempts behind its error rate.
 
 Definitions follow docs/agent-events.md, as warehouse/schema/events.py words them in SQL:
-commits deduplicated by sha (counted at their first logging); the current stall is the
-time from the last commit (or the first event, before any) to the run's last event, when
-that reaches `min_gap`. A run is finished when an agent with no parent (the root) logged
-`stop`; active when it logged anything within ACTIVE_WINDOW of now; otherwise idle.
+commits deduplicated by sha (counted at their first logging). The current stall is the
+time since the run's last commit (or its first event, before any) while it is still
+logging: not finished, something logged after that commit and within ACTIVE_WINDOW of
+now, and now at least `min_gap` past the commit. It counts to now, as the commit_stall
+alert does, so every page and message shows the same figure (`current_stall` is that
+definition, the one place it is written). A run is finished when an agent with no parent
+(the root) logged `stop`; active when it logged anything within ACTIVE_WINDOW of now;
+otherwise idle.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from enum import StrEnum
 import warehouse
 from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
 
+# A run that logged within this of now is still logging (the runs list's `active`).
 ACTIVE_WINDOW = timedelta(minutes=15)
 
 RUN_STATUS_SQL = f"""
@@ -74,12 +79,41 @@ class RunStatus:
     attempts: int  # behind the error rate: a re-logged commit sha is one attempt
     last_commit: datetime | None
     stopped_at: datetime | None  # the root's last `stop`
-    stalled_since: datetime | None  # only while stalled
-    stalled_minutes: float | None
+    stalled_since: datetime | None  # only while stalled: current_stall's
+    stalled_minutes: float | None  # to now
 
 
 def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
+
+
+def now_utc() -> datetime:
+    """The clock every status is judged by (the seam tests set)."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class CurrentStall:
+    since: datetime  # the last commit (or the first event, before any)
+    minutes: float  # from then to now
+
+
+def current_stall(
+    *,
+    first_ts: datetime,
+    last_ts: datetime,
+    last_commit: datetime | None,
+    stopped_at: datetime | None,
+    min_gap: timedelta,
+    now: datetime,
+) -> CurrentStall | None:
+    """The run's current stall (docs/agent-events.md): the time since its last commit while
+    it is still logging, when that reaches `min_gap`; None otherwise."""
+    since = last_commit or first_ts
+    still_logging = stopped_at is None and last_ts > since and now - last_ts <= ACTIVE_WINDOW
+    if not still_logging or now - since < min_gap:
+        return None
+    return CurrentStall(since, (now - since).total_seconds() / 60)
 
 
 def run_statuses(
@@ -88,19 +122,24 @@ def run_statuses(
     run: str | None = None,
     now: datetime | None = None,
 ) -> dict[str, RunStatus]:
-    """Every run's status by name; only `run`'s when given."""
-    now = now or datetime.now(UTC)
+    """Every run's status by name; only `run`'s when given. `now` defaults to the clock."""
+    now = now or now_utc()
     statuses = {}
     for row in warehouse.fetch_all(RUN_STATUS_SQL, {"run": run}):
         first_ts, last_ts = _utc(row["first_ts"]), _utc(row["last_ts"])
         last_commit, stopped_at = _utc(row["last_commit"]), _utc(row["stopped_at"])
         assert first_ts is not None and last_ts is not None
-        since = last_commit or first_ts
-        idle = last_ts - since
-        stalled = idle >= min_gap and last_ts > since
+        stall = current_stall(
+            first_ts=first_ts,
+            last_ts=last_ts,
+            last_commit=last_commit,
+            stopped_at=stopped_at,
+            min_gap=min_gap,
+            now=now,
+        )
         if stopped_at is not None:
             state = RunState.FINISHED
-        elif stalled:
+        elif stall is not None:
             state = RunState.STALLED
         elif now - last_ts <= ACTIVE_WINDOW:
             state = RunState.ACTIVE
@@ -113,7 +152,7 @@ def run_statuses(
             attempts=int(row["attempts"]),
             last_commit=last_commit,
             stopped_at=stopped_at,
-            stalled_since=since if stalled else None,
-            stalled_minutes=idle.total_seconds() / 60 if stalled else None,
+            stalled_since=stall.since if stall else None,
+            stalled_minutes=stall.minutes if stall else None,
         )
     return statuses

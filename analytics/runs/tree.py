@@ -8,10 +8,12 @@ ignored (that agent becomes a root), so a bad log cannot hang a page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from analytics.runs.paging import AgentSort, Paging
 from analytics.runs.queries import AgentFigures
+from lib.errors import ParameterError
 
 ROLE_ORDER = {"root_planner": 0, "planner": 1, "judge": 2, "integrator": 3, "worker": 4}
 
@@ -43,6 +45,7 @@ class AgentNode:
     depth: int = 0
     children: list[AgentNode] = field(default_factory=list)
     subtree: Totals = field(default_factory=Totals)  # this agent and everyone below it
+    hidden: int = 0  # agents right below it left off the page (page_tree)
 
     @property
     def descendants(self) -> int:
@@ -133,3 +136,65 @@ def open_depth(roots: Iterable[AgentNode], max_rows: int) -> int:
             break
         fits = depth
     return max(fits, 1)
+
+
+@dataclass(frozen=True)
+class TreePage:
+    """The tree cut to a page: every agent with agents below it (planners), and one page
+    of the others (the leaves: workers, mostly), sorted, placed under their parents.
+    Subtree totals still count everyone below."""
+
+    roots: list[AgentNode]
+    leaves: int  # leaves that match, on every page
+    shown: int  # leaves on this page
+    agents: int  # every agent in the tree
+    sort: AgentSort
+    paging: Paging
+    find: str
+
+
+_LEAF_ORDER: dict[AgentSort, Callable[[AgentNode], tuple[int | str, ...]]] = {
+    AgentSort.COMMITS: lambda n: (-n.own.commits, n.agent),
+    AgentSort.EVENTS: lambda n: (-n.own.events, n.agent),
+    AgentSort.ERRORS: lambda n: (-n.own.errors, n.agent),
+    AgentSort.TOKENS: lambda n: (-n.own.tokens, n.agent),
+    AgentSort.AGENT: lambda n: (n.agent,),
+}
+
+
+def page_tree(roots: list[AgentNode], sort: AgentSort, paging: Paging, find: str = "") -> TreePage:
+    """Keep the planners and one page of the leaves (those whose name holds `find`, any
+    case), sorted by `sort`; with `find`, only the planners that match or hold a kept
+    leaf. Prunes the nodes in place and counts what each lost in `hidden`."""
+    if sort not in _LEAF_ORDER:
+        raise ParameterError(f"the agent tree cannot be sorted by {sort}")
+    needle = find.casefold()
+    nodes = list(walk(roots))
+    leaves = [n for n in nodes if not n.children and needle in n.agent.casefold()]
+    leaves.sort(key=_LEAF_ORDER[sort])
+    page = leaves[paging.offset : paging.offset + paging.limit]
+    rank = {id(n): i for i, n in enumerate(page)}
+    kept = set(rank)
+    # Post-order: a planner is kept when it matches or something under it is kept. Under
+    # each, planners stay in the tree's order, then the page's leaves in the sort's.
+    for node in reversed(nodes):
+        if not node.children:
+            continue
+        before = len(node.children)
+        planners = [c for c in node.children if c.children or c.hidden]
+        node.children = [c for c in planners if id(c) in kept] + sorted(
+            (c for c in node.children if id(c) in rank), key=lambda c: rank[id(c)]
+        )
+        node.hidden = before - len(node.children)
+        if not needle or node.children or needle in node.agent.casefold():
+            kept.add(id(node))
+    shown = sum(1 for n in leaves if id(n) in kept)
+    return TreePage(
+        roots=[r for r in roots if id(r) in kept],
+        leaves=len(leaves),
+        shown=shown,
+        agents=len(nodes),
+        sort=sort,
+        paging=paging,
+        find=find,
+    )

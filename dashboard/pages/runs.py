@@ -21,9 +21,11 @@ from django.urls import reverse
 from analytics import charts
 from analytics.runs import charts as run_charts
 from analytics.runs import details as run_details
+from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries
+from analytics.runs.paging import COMMIT_SORTS, TREE_SORTS, AgentSort, Paging
 from analytics.runs.status import RunStatus, run_statuses
-from analytics.runs.tree import build_agent_tree, open_depth
+from analytics.runs.tree import TreePage, build_agent_tree, open_depth, page_tree
 from dashboard.pages.run_window import (
     BUCKETS,
     DEFAULT_MIN_GAP,
@@ -33,6 +35,7 @@ from dashboard.pages.run_window import (
     RunWindow,
     read_run_window,
 )
+from lib.bounds import NAME_LENGTH
 from lib.durations import format_time, parse_duration
 from lib.errors import ParameterError
 
@@ -44,6 +47,18 @@ INGEST_COMMAND = "python manage.py ingest agent-events PATH..."
 _QUERIES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="page-query")
 BADGES = {"finished": "info", "stalled": "bad", "active": "good", "idle": "warn"}
 DRIFT_BADGES = {"rising": "bad", "falling": "good", "flat": "info"}
+# A run of a thousand agents stays a page long: its lists show this many rows at a time.
+PAGE_ROWS = 50
+# The commits-per-agent table's columns, each a sort (analytics.runs.paging.COMMIT_SORTS).
+COMMIT_COLUMNS = (
+    (AgentSort.AGENT, "Agent"),
+    (AgentSort.COMMITS, "Commits"),
+    (AgentSort.WORK, "Work"),
+    (AgentSort.CLAIMS, "Claims"),
+    (AgentSort.FILES, "Files"),
+    (AgentSort.INSERTIONS, "Insertions"),
+    (AgentSort.DELETIONS, "Deletions"),
+)
 
 
 def _rate(errors: int, attempts: int) -> float | None:
@@ -197,13 +212,84 @@ def _placed(
     return replace(inside, parent=whole.parent, role=whole.role)
 
 
-def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
-    rows = _agent_rows(run, window)
-    tree = build_agent_tree(rows)
+@dataclass(frozen=True)
+class RunLists:
+    """Where the run page's long lists stand, from its query string: the agent tree's
+    sort, page and find (`tree_sort`, `tree_offset`, `find`), the commits-per-agent
+    table's (`commits_sort`, `commits_offset`) and the quarantine's (`quarantine_offset`)."""
+
+    tree_sort: AgentSort
+    tree: Paging
+    find: str
+    commits_sort: AgentSort
+    commits: Paging
+    quarantine: Paging
+
+    @classmethod
+    def read(cls, request: HttpRequest) -> RunLists:
+        find = request.GET.get("find", "").strip()
+        if len(find) > NAME_LENGTH:
+            raise ParameterError(f"find is longer than {NAME_LENGTH} characters")
+        return cls(
+            tree_sort=AgentSort.read(request.GET.get("tree_sort"), TREE_SORTS),
+            tree=Paging.read(request.GET.get("tree_offset"), PAGE_ROWS),
+            find=find,
+            commits_sort=AgentSort.read(request.GET.get("commits_sort"), COMMIT_SORTS),
+            commits=Paging.read(request.GET.get("commits_offset"), PAGE_ROWS),
+            quarantine=Paging.read(request.GET.get("quarantine_offset"), PAGE_ROWS),
+        )
+
+    def params(self) -> dict[str, str]:
+        """The query parameters that keep these lists as they are (defaults left out)."""
+        params = {
+            "tree_sort": self.tree_sort.value if self.tree_sort != TREE_SORTS[0] else "",
+            "tree_offset": str(self.tree.offset or ""),
+            "find": self.find,
+            "commits_sort": self.commits_sort.value if self.commits_sort != COMMIT_SORTS[0] else "",
+            "commits_offset": str(self.commits.offset or ""),
+            "quarantine_offset": str(self.quarantine.offset or ""),
+        }
+        return {k: v for k, v in params.items() if v}
+
+
+def _lists_links(
+    run: str, window: RunWindow, lists: RunLists, total: dict[str, int]
+) -> dict[str, Any]:
+    """Links that move one list (a sort, a page) and keep the window and the others;
+    `total` is each list's row count."""
+    page = reverse("run", kwargs={"run": run})
+
+    def link(anchor: str, **changes: str) -> str:
+        params = {**window.params(), **lists.params(), **changes}
+        return f"{page}?{urlencode({k: v for k, v in params.items() if v})}#{anchor}"
+
+    def pager(name: str, paging: Paging, anchor: str) -> dict[str, str | None]:
+        after, before = paging.next_offset(total[name]), paging.previous_offset()
+        return {
+            "next": link(anchor, **{f"{name}_offset": str(after)}) if after is not None else None,
+            "previous": link(anchor, **{f"{name}_offset": str(before or "")})
+            if before is not None
+            else None,
+        }
+
+    tree_kept = {**window.params(), **lists.params()}
+    for name in ("tree_sort", "tree_offset", "find"):
+        tree_kept.pop(name, None)
+    return {
+        "tree": pager("tree", lists.tree, "agents"),
+        "commits": pager("commits", lists.commits, "run-commits-by-agent"),
+        "quarantine": pager("quarantine", lists.quarantine, "run-quarantine"),
+        "commit_columns": [
+            (sort.value, label, link("run-commits-by-agent", commits_sort=sort, commits_offset=""))
+            for sort, label in COMMIT_COLUMNS
+        ],
+        "tree_form": sorted(tree_kept.items()),
+    }
+
+
+def _agent_stats(rows: list[queries.AgentFigures]) -> dict[str, Any]:
     active = [r for r in rows if r.events]
     return {
-        "tree": tree,
-        "open_depth": open_depth(tree, TREE_OPEN_ROWS),
         "agents_active": len(active),
         "tokens": sum(r.input_tokens + r.output_tokens for r in active),
         "cached_tokens": sum(r.cached_input_tokens for r in active),
@@ -211,18 +297,49 @@ def _tree_context(run: str, window: RunWindow) -> dict[str, Any]:
     }
 
 
-def _details_context(run: str, window: RunWindow) -> dict[str, Any]:
-    """Sources, tools, tokens by model and commits per agent (analytics/runs/details.py,
-    as the API serves them)."""
-    span = window.time_range
-    commits = run_details.commits_by_agent(run, span)
+def _tree_context(run: str, window: RunWindow, lists: RunLists) -> dict[str, Any]:
+    rows = _agent_rows(run, window)
+    tree: TreePage = page_tree(build_agent_tree(rows), lists.tree_sort, lists.tree, lists.find)
     return {
-        "details_sources": run_details.sources(run, span),
-        "details_tools": run_details.tools(run, span),
-        "details_models": run_details.models(run, span),
+        "tree": tree.roots,
+        "tree_page": tree,
+        "tree_sorts": [s.value for s in TREE_SORTS],
+        "open_depth": open_depth(tree.roots, TREE_OPEN_ROWS),
+        **_agent_stats(rows),
+    }
+
+
+def _details_context(run: str, window: RunWindow, lists: RunLists) -> dict[str, Any]:
+    """Sources, tools, tokens by model, a page of commits per agent (analytics/runs/
+    details.py, as the API serves them) and a page of the run's quarantined lines."""
+    span = window.time_range
+    answers = _gather(
+        sources=lambda: run_details.sources(run, span),
+        tools=lambda: run_details.tools(run, span),
+        models=lambda: run_details.models(run, span),
+        commits=lambda: run_details.commits_by_agent_page(
+            run, span, lists.commits_sort, lists.commits
+        ),
+        quarantine=lambda: run_quarantine.run_quarantine(run, lists.quarantine),
+    )
+    commits: run_details.AgentCommitsPage = answers["commits"]
+    return {
+        "details_sources": answers["sources"],
+        "details_tools": answers["tools"],
+        "details_models": answers["models"],
         "details_commits": commits,
-        "details_work": sum(c.work for c in commits),
-        "details_claims": sum(c.claims for c in commits),
+        "quarantine": answers["quarantine"],
+    }
+
+
+def _totals(context: dict[str, Any]) -> dict[str, int]:
+    """Each long list's row count, for its pager."""
+    commits = context.get("details_commits")
+    quarantined = context.get("quarantine")
+    return {
+        "tree": context["tree_page"].leaves,
+        "commits": commits.agents if commits else 0,
+        "quarantine": quarantined.total if quarantined else 0,
     }
 
 
@@ -238,18 +355,21 @@ def _role_counts(rows: list[queries.AgentFigures]) -> list[tuple[str, int]]:
 def run_detail(request: HttpRequest, run: str) -> HttpResponse:
     try:
         window, status = _window(request, run)
+        lists = RunLists.read(request)
         fragment = request.GET.get("fragment")
         context: dict[str, Any] = {"nav": "runs", "run": run, "window": window, "status": status}
         if fragment == "summary":
             context.update(_summary(run, window, status))
-            context.update(_tree_context(run, window))
+            context.update(_agent_stats(_agent_rows(run, window)))
             return render(request, "runs/partials/run_summary.html", context)
         if fragment == "tree":
-            context.update(_tree_context(run, window))
+            context.update(_tree_context(run, window, lists))
+            context["lists"] = _lists_links(run, window, lists, _totals(context))
             return render(request, "runs/partials/agent_tree.html", context)
         context.update(_summary(run, window, status))
-        context.update(_tree_context(run, window))
-        context.update(_details_context(run, window))
+        context.update(_tree_context(run, window, lists))
+        context.update(_details_context(run, window, lists))
+        context["lists"] = _lists_links(run, window, lists, _totals(context))
     except ParameterError as exc:
         return _bad_parameter(request, exc)
     page = reverse("run", kwargs={"run": run})
@@ -262,7 +382,7 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse:
         commit_chart_url=reverse("run-commit-rate-chart", kwargs={"run": run}) + "?" + query,
         error_chart_url=reverse("run-error-rate-chart", kwargs={"run": run}) + "?" + query,
         summary_url=f"{page}?{window.query(fragment='summary')}",
-        tree_url=f"{page}?{window.query(fragment='tree')}",
+        tree_url=f"{page}?{window.query(fragment='tree', **lists.params())}",
         api=_api_queries(window),
     )
     return render(request, "runs/run.html", context)

@@ -21,6 +21,8 @@ from lib.durations import format_time
 from warehouse.schema.events import ATTEMPT_KINDS, EventKind
 
 _ATTEMPT_CODES = [KIND[k] for k in ATTEMPT_KINDS]
+# A run that logged within 15 minutes is still logging (the runs list's `active`).
+STILL_LOGGING_MS = 15 * 60_000
 
 
 def _utc(ms: int) -> datetime:
@@ -105,12 +107,22 @@ class GroundTruth:
                     found.append((_utc(int(start)), _utc(int(end))))
         return found
 
-    def current_stall(self, min_gap: timedelta) -> datetime | None:
-        """Since when the run has logged without landing anything, if for min_gap or more."""
+    def current_stall(self, min_gap: timedelta, now: datetime | None = None) -> datetime | None:
+        """Since when the run has gone without landing anything while still logging, if
+        for min_gap or more by `now` (the log's last event when not given: the moment
+        it was written): not finished, something logged after the last commit and within
+        STILL_LOGGING_MS of now."""
+        e = self.events
+        counted = e.ts_ms[self._counted]
         commits = self._commit_ms
-        last_ms = int(self.events.ts_ms[self._counted].max())
-        since = int(commits[-1]) if len(commits) else int(self.events.ts_ms[self._counted].min())
-        if last_ms - since >= min_gap.total_seconds() * 1000 and last_ms > since:
+        last_ms = int(counted.max())
+        now_ms = last_ms if now is None else round(now.timestamp() * 1000)
+        since = int(commits[-1]) if len(commits) else int(counted.min())
+        # The root (agents[0], no parent) logged `stop`: the run finished.
+        stopped = bool(((e.kind == KIND[EventKind.STOP]) & (e.agent == 0) & self._counted).any())
+        still_logging = not stopped and last_ms > since
+        still_logging = still_logging and now_ms - last_ms <= STILL_LOGGING_MS
+        if still_logging and now_ms - since >= min_gap.total_seconds() * 1000:
             return _utc(since)
         return None
 

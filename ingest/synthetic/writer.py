@@ -15,7 +15,8 @@ import orjson
 
 from ingest.synthetic.spec import KINDS, Events
 
-# Lines the ingest must quarantine, each for a different reason.
+# Lines the ingest must quarantine, each for a different reason; those that name a run
+# name the run being written (`"run": "r"` stands for it), so its quarantine shows them.
 MALFORMED = (
     b'{"ts": "2026-01-14T10:00:00Z", "run": "r", "agent": "w-1", "event": "tool_ca',
     b'{"ts": "2026-01-14T10:00:00Z", "agent": "w-1", "event": "tool_call"}',
@@ -27,6 +28,12 @@ MALFORMED = (
     b'{"ts": 1768384800, "run": "r", "agent": "w-1", "event": "llm_call", "usage": 12}',
 )
 OFFSETS_MINUTES = (120, -300, 330)  # +02:00, -05:00, +05:30
+
+
+def malformed_lines(run: str) -> tuple[bytes, ...]:
+    """MALFORMED, naming `run` where a line names one."""
+    named = b'"run": ' + orjson.dumps(run)
+    return tuple(line.replace(b'"run": "r"', named) for line in MALFORMED)
 
 
 @dataclass(frozen=True)
@@ -93,8 +100,9 @@ def write_jsonl(
         doc.update(events.extras[i])
         lines.append(orjson.dumps(doc))
     bad_at = np.sort(rng.integers(0, len(lines) + 1, malformed))
+    bad = malformed_lines(run)
     for shift, at in enumerate(bad_at.tolist()):
-        lines.insert(at + shift, MALFORMED[shift % len(MALFORMED)])
+        lines.insert(at + shift, bad[shift % len(bad)])
     body = b"\n".join(lines) + b"\n" if lines else b""
     pending = b""
     if partial_last_line:

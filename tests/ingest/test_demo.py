@@ -4,6 +4,7 @@ import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import orjson
 import pytest
 from django.conf import settings
 from django.contrib.auth import authenticate
@@ -11,7 +12,8 @@ from django.core.management import call_command
 
 from analytics.alerts.models import AlertRule
 from analytics.alerts.rules import RULES
-from analytics.runs import queries
+from analytics.runs import quarantine, queries
+from analytics.runs.paging import Paging
 from ingest import demo
 from ingest.synthetic import ErrorTrend, RunSpec
 from ingest.synthetic.harness import build_events
@@ -59,6 +61,15 @@ def test_it_loads_the_demo_once_and_prints_the_same_login_every_time(
     assert (Path(settings.DATA_DIR) / "demo" / "password").stat().st_mode & 0o777 == 0o600
     assert [r.run for r in queries.list_runs()] == ["tiny-demo"]
     assert first[-2] == "alert rules: 7 demo rules added" and second[-2] == "alert rules: there"
+    # Every run as the runs list shows it, its agents counted from the log itself.
+    log = Path(settings.DATA_DIR) / "demo" / "tiny-demo" / "tiny-demo.jsonl"
+    logged = {orjson.loads(line)["agent"] for line in log.read_bytes().splitlines()}
+    [tiny] = queries.list_runs()
+    assert first[-4:-2] == [
+        "runs: 1",
+        f"  run tiny-demo: {len(logged)} agents, {tiny.commits:,} commits, {tiny.errors} errors;"
+        " active",
+    ]
     assert sorted(AlertRule.objects.values_list("kind", flat=True)) == sorted(RULES)
     assert all(r.channels.count() == 1 for r in AlertRule.objects.all())
 
@@ -93,8 +104,22 @@ def test_the_demo_shows_a_stall_a_rising_error_rate_and_a_run_stalled_now() -> N
     assert len(browser.stalls(gap)) == 1 and browser.current_stall(gap) is None
     assert max(browser.commits_per_bucket(3600).values()) > 900
     assert demo.COMPILER.error_trend == ErrorTrend.RISING and demo.COMPILER.finished
-    since = truth(demo.DOCS).current_stall(gap)
+    docs = truth(demo.DOCS)
+    since = docs.current_stall(gap, now=NOW)
     assert since is not None and NOW - since > timedelta(minutes=40)
+    # The stall counts on while the run is still logging, and ends when it goes quiet.
+    assert docs.current_stall(gap, now=NOW + timedelta(minutes=14)) == since
+    assert docs.current_stall(gap, now=NOW + timedelta(minutes=16)) is None
+    assert truth(demo.COMPILER).current_stall(gap) is None  # finished
+
+
+def test_the_docs_demo_quarantines_its_five_malformed_lines(tmp_path: Path) -> None:
+    [step] = [s for s in demo.DEMO_STEPS if s.name == "docs-demo"]
+    step.prepare(tmp_path, NOW)
+    assert step.load(tmp_path, None).quarantined == 5
+    page = quarantine.run_quarantine("docs-demo", Paging())
+    assert page.total == 5
+    assert {line.source for line in page.lines} == {str(tmp_path / "docs-demo.jsonl")}
 
 
 def test_register_adds_a_step_or_replaces_one_of_the_same_name(

@@ -56,7 +56,11 @@
 
   window.addEventListener("DOMContentLoaded", function () {
     var input = document.querySelector("[data-tree-filter]");
-    if (input) { input.addEventListener("input", applyFilter); }
+    if (input) { input.addEventListener("input", applyFilter); applyFilter(); }
+    // The tree's sort is read by the server: a new choice reloads the page sorted.
+    document.querySelectorAll("select[data-submit-on-change]").forEach(function (select) {
+      select.addEventListener("change", function () { select.form.submit(); });
+    });
     var tree = document.getElementById("agent-tree");
     if (tree) {
       remember();

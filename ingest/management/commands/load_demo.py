@@ -2,6 +2,9 @@
 ingests the demo runs (ingest.demo; nothing is loaded twice however often it runs) and
 creates the `demo` login if it is missing, and the demo alert rules (analytics.alerts.demo).
 
+After the steps it prints every run as the runs list shows it (agents, commits, status,
+from the same analytics.runs questions), so what it says and what the pages say agree.
+
 The password comes from FLEETSCOPE_DEMO_PASSWORD or is generated once and kept in
 `<data dir>/demo/password` (mode 0600) so later runs can print it again. The last line on
 stdout is the login, for scripts/run.sh to show.
@@ -23,11 +26,34 @@ from django.core.management.base import BaseCommand, CommandError
 
 import warehouse
 from analytics.alerts.demo import ensure_demo_rules
+from analytics.runs.queries import list_runs
+from analytics.runs.status import run_statuses
 from ingest.demo import DEMO_STEPS, run_demo_steps
 from ingest.sources.files import SourceError
 from warehouse import WarehouseError
 
 DEMO_USERNAME = "demo"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def run_lines() -> list[str]:
+    """Each run as the runs list shows it: agents, commits, quarantined lines aside, and
+    where it stands (a stall with its minutes, counted to now as on every page)."""
+    statuses = run_statuses()
+    lines = []
+    for run in list_runs():
+        status = statuses.get(run.run)
+        state = str(status.state) if status else "idle"
+        if status is not None and status.stalled_minutes is not None:
+            state += f" for {round(status.stalled_minutes)} min"
+        lines.append(
+            f"  run {run.run}: {_count(run.agents, 'agent')}, {_count(run.commits, 'commit')}, "
+            f"{_count(run.errors, 'error')}; {state}"
+        )
+    return [f"runs: {len(lines)}", *lines]
 
 
 class Command(BaseCommand):
@@ -53,6 +79,8 @@ class Command(BaseCommand):
                 f"{result.step}: {state}; accepted {s.accepted}, quarantined {s.quarantined}, "
                 f"duplicates {s.duplicates} ({described.get(result.step, '')})"
             )
+        for line in run_lines():
+            self.stdout.write(line)
         made = ensure_demo_rules()
         self.stdout.write(f"alert rules: {made} demo rules added" if made else "alert rules: there")
         self.stdout.write(self._login(demo_dir))

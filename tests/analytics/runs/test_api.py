@@ -1,9 +1,12 @@
 """The runs API: authentication, contract shapes, 404 and 422."""
 
+from datetime import UTC, datetime
+
 import orjson
 import pytest
 from django.test import Client
 
+from analytics.runs import status
 from ingest.pipelines.agent_events import ingest_body
 
 
@@ -96,10 +99,14 @@ class TestWithData:
         ]
         assert (body["total"], body["peak"]) == (1, {"t": "2026-01-14T10:00:00Z", "commits": 1})
 
-    def test_stalls_and_error_rate(self, client: Client, auth_headers: dict) -> None:
+    def test_stalls_and_error_rate(
+        self, client: Client, auth_headers: dict, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # 10 minutes after the last event (11:10), 70 after the last commit (10:10).
+        monkeypatch.setattr(status, "now_utc", lambda: datetime(2026, 1, 14, 11, 20, tzinfo=UTC))
         stalls = client.get("/api/runs/team/run-1/stalls?min_gap=30m", headers=auth_headers).json()
         assert stalls["stalls"] == []
-        assert stalls["current"] == {"since": "2026-01-14T10:10:00Z", "minutes": 60.0}
+        assert stalls["current"] == {"since": "2026-01-14T10:10:00Z", "minutes": 70.0}
         errors = client.get(
             "/api/runs/team/run-1/error-rate?bucket=1h", headers=auth_headers
         ).json()

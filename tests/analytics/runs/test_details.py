@@ -6,14 +6,17 @@ fixture files (see tests/ingest/pipelines/test_claude_code.py)."""
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
 from django.test import Client
 
 from analytics.runs import details as run_details
+from analytics.runs.paging import AgentSort, Paging
 from ingest.git_rebuild import PlannedCommit, rebuild
+from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.git import run_git
-from lib.errors import NotFoundError
+from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange
 from tests.conftest import FIXTURE_ROOT
 
@@ -135,3 +138,53 @@ def test_the_api_serves_the_same_answers(
     }
     assert client.get("/api/runs/nope/tools", headers=auth_headers).status_code == 404
     assert client.get(f"/api/runs/{SESSION}/tools").status_code == 401
+
+
+@pytest.fixture
+def three_committers(lake: Path) -> None:
+    # a: 3 commits of 1 file; b: 1 commit of 10 files; c: 2 commits of 2 files.
+    plan = [("a", 1), ("a", 1), ("a", 1), ("b", 10), ("c", 2), ("c", 2)]
+    lines = [
+        orjson.dumps(
+            {
+                "ts": f"2026-01-14T10:{i:02d}:00Z",
+                "run": "three",
+                "agent": agent,
+                "event": "commit",
+                "commit": {"sha": f"sha-{i}", "files": files},
+            }
+        )
+        for i, (agent, files) in enumerate(plan)
+    ]
+    ingest_body(b"\n".join(lines) + b"\n")
+
+
+def test_commits_per_agent_sorted_and_paged_with_totals_over_every_agent(
+    three_committers: None,
+) -> None:
+    page = run_details.commits_by_agent_page("three", None, AgentSort.COMMITS, Paging(2, 0))
+    assert [(r.agent, r.commits) for r in page.rows] == [("a", 3), ("c", 2)]
+    assert (page.agents, page.work, page.claims) == (3, 6, 0)
+    by_files = run_details.commits_by_agent_page("three", None, AgentSort.FILES, Paging(1, 0))
+    assert [(r.agent, r.files) for r in by_files.rows] == [("b", 10)]
+    last = run_details.commits_by_agent_page("three", None, AgentSort.AGENT, Paging(2, 2))
+    assert [r.agent for r in last.rows] == ["c"]
+    beyond = run_details.commits_by_agent_page("three", None, AgentSort.COMMITS, Paging(2, 9))
+    assert (beyond.rows, beyond.agents, beyond.work) == ([], 3, 6)
+    with pytest.raises(ParameterError):
+        run_details.commits_by_agent_page("three", None, AgentSort.TOKENS, Paging())
+
+
+def test_the_api_sorts_and_pages_commits_per_agent(
+    three_committers: None, client: Client, auth_headers: dict[str, str]
+) -> None:
+    path = "/api/runs/three/commits-by-agent"
+    every = client.get(path, headers=auth_headers).json()
+    assert [c["agent"] for c in every] == ["a", "c", "b"]
+    page = client.get(path, {"sort": "files", "limit": 2, "offset": 1}, headers=auth_headers)
+    assert [c["agent"] for c in page.json()] == ["c", "a"]
+    bad = client.get(path, {"sort": "height"}, headers=auth_headers)
+    assert bad.status_code == 422
+    assert bad.json() == {
+        "detail": "sort must be one of commits, work, claims, files, insertions, deletions, agent"
+    }

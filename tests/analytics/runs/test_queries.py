@@ -110,18 +110,28 @@ def test_commit_rate_in_a_window_is_aligned_to_the_epoch() -> None:
 
 
 def test_stalls_are_gaps_with_activity_inside() -> None:
-    result = runs.stalls("r1", timedelta(minutes=30))
+    result = runs.stalls("r1", timedelta(minutes=30), now=at("12:45:00"))
     assert [(s.start, s.end, s.minutes) for s in result.stalls] == [
         (at("10:20:00"), at("11:10:00"), 50.0),
         (at("11:10:00"), at("12:30:00"), 80.0),
     ]
-    assert result.current is None  # 10 minutes since d, under min_gap
+    assert result.current is None  # 15 minutes since d, under min_gap
 
 
-def test_the_current_stall_runs_to_the_last_event() -> None:
-    result = runs.stalls("r1", timedelta(minutes=5))
+def test_the_current_stall_counts_to_now_while_the_run_is_still_logging() -> None:
+    # The last commit at 12:30, the last event at 12:40.
+    gap = timedelta(minutes=5)
+    result = runs.stalls("r1", gap, now=at("12:45:00"))
     assert [s.minutes for s in result.stalls] == [15.0, 50.0, 80.0]
-    assert result.current == runs.CurrentStall(at("12:30:00"), 10.0)
+    assert result.current == runs.CurrentStall(at("12:30:00"), 15.0)
+    assert runs.stalls("r1", gap, now=at("12:55:00")).current == runs.CurrentStall(
+        at("12:30:00"), 25.0
+    )
+    # Quiet for more than 15 minutes: no longer logging, so no current stall.
+    assert runs.stalls("r1", gap, now=at("12:55:01")).current is None
+    # A window that ends before the last event has no "now" in it.
+    early = runs.TimeRange(end=at("12:35:00"))
+    assert runs.stalls("r1", gap, early, now=at("12:45:00")).current is None
 
 
 def test_a_quiet_gap_is_not_a_stall() -> None:

@@ -1,6 +1,7 @@
 """dashboard/pages/runs.py: the runs list, a run's page, its chart JSON and its fragments."""
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,7 @@ import orjson
 import pytest
 from django.test import Client
 
+from analytics.runs import status
 from tests.dashboard.runs_data import XSS, load_runs
 
 RUN_URLS = (
@@ -18,8 +20,13 @@ RUN_URLS = (
 )
 
 
+# Ten minutes after tiny's last event (12:30): still logging, an hour since its last commit.
+NOW = datetime(2026, 1, 14, 12, 40, tzinfo=UTC)
+
+
 @pytest.fixture
-def signed_in(lake: Path, client: Client, user: Any) -> Client:
+def signed_in(lake: Path, client: Client, user: Any, monkeypatch: pytest.MonkeyPatch) -> Client:
+    monkeypatch.setattr(status, "now_utc", lambda: NOW)
     load_runs()
     client.force_login(user)
     return client
@@ -60,11 +67,11 @@ def test_the_runs_list_shows_each_run_with_its_figures_and_status(signed_in: Cli
     assert (totals.agents, totals.commits, totals.errors, tiny.attempts) == (5, 3, 2, 9)
     assert tiny.error_rate == 2 / 9
     assert (tiny.tokens, tiny.state, tiny.badge) == (165, "stalled", "bad")
-    assert tiny.stalled_minutes == 50.0
+    assert tiny.stalled_minutes == 60.0
     assert (done.state, done.totals.commits, done.error_rate) == ("finished", 1, 0.0)
     html = response.content.decode()
     assert '<a href="/runs/tiny/">tiny</a>' in html
-    assert '<span class="badge bad">stalled</span> <span class="muted">50m</span>' in html
+    assert '<span class="badge bad">stalled</span> <span class="muted">1h</span>' in html
     assert '<td class="num">22.2%</td>' in html
 
 
@@ -82,7 +89,7 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
     assert (c["commits"], c["peak"].commits, c["errors"], c["attempts"]) == (3, 2, 2, 9)
     assert c["error_rate"] == 2 / 9
     assert (c["agents_active"], c["tokens"], c["state"]) == (5, 165, "stalled")
-    assert c["current_stall"].minutes == 50.0
+    assert c["current_stall"].minutes == 60.0
     assert [(s.start.strftime("%H:%M"), s.end.strftime("%H:%M")) for s in c["stalls"]] == [
         ("10:30", "11:40")
     ]
@@ -91,7 +98,7 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
     # values, 2 are as extreme (S = +-2): p = 2/3, exact
     assert c["drift_text"] == "flat: -16.67 pp/h, p = 0.67 (3 of 6 buckets needed)"
     html = response.content.decode()
-    assert '<div class="value" id="stat-stall">50m</div>' in html
+    assert '<div class="value" id="stat-stall">1h</div>' in html
     assert '<div class="value" id="stat-commits">3</div>' in html
     assert "<td>2026-01-14 10:30:00</td><td>2026-01-14 11:40:00</td>" in html
     assert (
@@ -255,3 +262,19 @@ def test_the_page_links_to_the_same_window_in_the_api(signed_in: Client) -> None
     assert f'href="/api/runs/tiny/agents?{window}"' in html
     whole = signed_in.get("/runs/tiny/").content.decode()
     assert 'href="/api/runs/tiny/agents">agents</a>' in whole
+
+
+def test_the_list_and_the_page_count_the_stall_to_now_and_drop_it_once_quiet(
+    signed_in: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(status, "now_utc", lambda: datetime(2026, 1, 14, 12, 45, tzinfo=UTC))
+    [tiny] = [r for r in signed_in.get("/").context["rows"] if r.totals.run == "tiny"]
+    page = signed_in.get("/runs/tiny/").context
+    api = signed_in.get("/api/runs/tiny/stalls").json()["current"]
+    assert tiny.stalled_minutes == page["current_stall"].minutes == api["minutes"] == 65.0
+    # 16 minutes after its last event the run is no longer logging: idle, no current stall.
+    monkeypatch.setattr(status, "now_utc", lambda: datetime(2026, 1, 14, 12, 46, tzinfo=UTC))
+    [tiny] = [r for r in signed_in.get("/").context["rows"] if r.totals.run == "tiny"]
+    assert (tiny.state, tiny.stalled_minutes) == ("idle", None)
+    assert signed_in.get("/runs/tiny/").context["current_stall"] is None
+    assert signed_in.get("/api/runs/tiny/stalls").json()["current"] is None

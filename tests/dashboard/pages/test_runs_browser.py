@@ -75,13 +75,25 @@ def test_a_user_logs_in_opens_a_run_reads_its_charts_and_tree_and_narrows_the_ra
     page.click("[data-expand-all=open]")
     expect(worker_rows.first).to_be_visible()
     visible_workers = page.locator('.agent-tree li[data-node^="w-"] > .node:visible')
-    expect(visible_workers).to_have_count(60)
+    # 60 workers, a page of 50 (the busiest first); the other 10 are counted where they sit.
+    expect(visible_workers).to_have_count(50)
+    expect(page.locator("#tree-note")).to_contain_text("Showing 50 of 60 agents")
+    expect(page.locator(".agent-tree li.more")).not_to_have_count(0)
     page.click("[data-expand-all=close]")
     expect(visible_workers).to_have_count(0)
+    # Typing filters the page's rows; Enter asks the server for the whole run's.
+    page.fill("[data-tree-filter]", "w-004")
+    expect(page.locator("[data-tree-filter-count]")).not_to_have_text("")
+    page.press("[data-tree-filter]", "Enter")
+    expect(page).to_have_url(re.compile(r"find=w-004"))
+    expect(page.locator("#tree-note")).to_contain_text("10 agents with none below them")
+    expect(page.locator('.agent-tree li[data-node^="w-"]')).to_have_count(10)
     page.fill("[data-tree-filter]", "w-0042")
     expect(page.locator("[data-tree-filter-count]")).to_have_text("1 agent")
     expect(visible_workers).to_have_count(1)
     page.fill("[data-tree-filter]", "")
+    page.press("[data-tree-filter]", "Enter")
+    expect(page.locator("#tree-note")).to_contain_text("Showing 50 of 60 agents")
     page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
 
     # What auto-refresh does: reload the fragments; the tree stays as the user left it.
@@ -134,3 +146,53 @@ def test_an_agent_named_like_html_is_shown_as_text_and_unknown_runs_are_404(
     response = page.goto(f"{base}/runs/no-such-run/")
     assert response is not None and response.status == 404
     expect(page.locator("h1")).to_have_text("Nothing here")
+
+
+BIG = RunSpec(run="big", seed=3, hours=2, workers=1000, planners=2, peak_commits_per_hour=600)
+# How long a reload of this run's page may take on a busy machine (a wait, not a measure).
+RELOAD_MS = 60_000
+
+
+@pytest.fixture
+def big(lake: Path, tmp_path: Path, transactional_db: None, django_user_model: Any) -> None:
+    generate_run(BIG, tmp_path / "logs" / "big.jsonl", malformed=3)
+    with (tmp_path / "logs" / "big.jsonl").open("ab") as log:
+        log.write(b'<img src=x onerror="window.alerted=1">\n')
+    run_agent_events([str(tmp_path / "logs")])
+    django_user_model.objects.create_user("carol", password=PASSWORD)
+
+
+def test_a_run_of_a_thousand_agents_pages_its_lists_and_shows_its_quarantine(
+    big: None, live_server: Any, page: Page, tmp_path: Path
+) -> None:
+    base = live_server.url
+    log_in(page, base)
+    page.goto(f"{base}/runs/big/", timeout=RELOAD_MS)
+    note = page.locator("#tree-note")
+    expect(note).to_contain_text("Showing 50 of 998 agents with none below them, by commits")
+    page.click("[data-expand-all=open]")
+    workers = page.locator('.agent-tree li[data-node^="w-"] > .node:visible')
+    expect(workers).to_have_count(50)
+
+    # The sort is the server's: choosing one reloads the tree sorted, the page kept short.
+    page.select_option("#tree-controls select[name=tree_sort]", "events")
+    expect(page).to_have_url(re.compile(r"tree_sort=events"), timeout=RELOAD_MS)
+    expect(note).to_contain_text("by events (1 to 50)", timeout=RELOAD_MS)
+    page.locator("#tree-note a[rel=next]").click()
+    expect(page).to_have_url(re.compile(r"tree_offset=50"), timeout=RELOAD_MS)
+    expect(note).to_contain_text("by events (51 to 100)", timeout=RELOAD_MS)
+    expect(page.locator("#tree-controls select[name=tree_sort]")).to_have_value("events")
+
+    commits = page.locator("#run-commits-by-agent")
+    expect(commits.locator("tbody tr")).to_have_count(50)
+    commits.get_by_role("link", name="Files").click()
+    expect(page).to_have_url(re.compile(r"commits_sort=files"), timeout=RELOAD_MS)
+    expect(page).to_have_url(re.compile(r"tree_offset=50"))  # the tree stays where it was
+    expect(page.locator("#commits-note")).to_contain_text("by files.", timeout=RELOAD_MS)
+
+    # Four lines set aside, newest first, the HTML one shown as text.
+    lines = page.locator("#run-quarantine tbody tr")
+    expect(lines).to_have_count(4)
+    expect(lines.first.locator("code.raw")).to_have_text('<img src=x onerror="window.alerted=1">')
+    assert page.evaluate("window.alerted === undefined")
+    page.screenshot(path=str(tmp_path / "big.png"), full_page=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 import orjson
 
 from ingest.synthetic import RunSpec, generate_run
-from ingest.synthetic.writer import MALFORMED
+from ingest.synthetic.writer import MALFORMED, malformed_lines
 
 SMALL = RunSpec(run="small", seed=4, hours=2, workers=20, peak_commits_per_hour=120)
 
@@ -37,7 +37,12 @@ def test_malformed_lines_and_a_line_still_being_written(tmp_path: Path) -> None:
     assert (truth.accepted, truth.quarantined) == (len(truth.events), 10)
     assert len(lines) == truth.accepted + 10 + 1
     assert len(lines[-1]) == truth.pending_bytes > 0
-    assert sum(1 for line in lines if line in MALFORMED) == 10
+    bad = malformed_lines("small")
+    assert sum(1 for line in lines if line in bad) == 10
+    # Those that name a run name this one.
+    assert bad[2] == b'{"ts": true, "run": "small", "agent": "w-1", "event": "tool_call"}'
+    assert sum(1 for line in bad if b'"run": "small"' in line) == 5
+    assert len(bad) == len(MALFORMED)
 
 
 def test_commits_carry_sha_files_insertions_deletions_and_message(tmp_path: Path) -> None:
