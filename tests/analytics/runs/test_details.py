@@ -181,7 +181,7 @@ def test_the_api_sorts_and_pages_commits_per_agent(
     path = "/api/runs/three/commits-by-agent"
     every = client.get(path, headers=auth_headers).json()
     assert [c["agent"] for c in every] == ["a", "c", "b"]
-    page = client.get(path, {"sort": "files", "limit": 2, "offset": 1}, headers=auth_headers)
+    page = client.get(path, {"sort": "files", "limit": "2", "offset": "1"}, headers=auth_headers)
     assert [c["agent"] for c in page.json()] == ["c", "a"]
     bad = client.get(path, {"sort": "height"}, headers=auth_headers)
     assert bad.status_code == 422

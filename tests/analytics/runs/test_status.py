@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,11 @@ def test_the_current_stall_counts_to_now_until_the_run_goes_quiet(lake: Path) ->
 def test_current_stall_is_the_definition_every_page_uses() -> None:
     t0 = datetime(2026, 1, 14, 10, tzinfo=UTC)
     minutes = timedelta(minutes=1)
-    base = {"first_ts": t0, "last_commit": t0 + 10 * minutes, "min_gap": 30 * minutes}
+    base: dict[str, Any] = {
+        "first_ts": t0,
+        "last_commit": t0 + 10 * minutes,
+        "min_gap": 30 * minutes,
+    }
     stall = current_stall(**base, last_ts=t0 + 50 * minutes, stopped_at=None, now=t0 + 60 * minutes)
     assert stall == CurrentStall(t0 + 10 * minutes, 50.0)
     # Nothing logged since the commit; the root stopped; not yet min_gap; quiet too long.
