@@ -32,10 +32,13 @@ SEED = 26
 HISTORY_FILE = "scrapes.jsonl"  # one line per scrape: {"ts": RFC 3339, "metrics": text}
 SCRAPE_EVERY = timedelta(minutes=2)
 # The live stand-in steps 0.25 s; 13 hours of that take ~20 s here, so the history steps
-# 5 s (a few hundred tokens per request and step: the same queueing, coarser).
+# 5 s (a few hundred tokens per request and step: the same queueing, coarser). Under the
+# surge it steps 1 s: at 5 s the batch turns over in chunks and scrapes miss the full cache.
 STEP_S = 5.0
-# Arrivals times this under the stall: the batch fills the KV cache and preempts.
-SURGE_FACTOR = 3.0
+SURGE_STEP_S = 1.0
+# Arrivals twice the usual under the stall: the KV cache stays near full and the batch
+# preempts (~14x the preemptions of the 90 minutes before); the queue drains by the end.
+SURGE_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,10 @@ def simulate(history: History) -> list[tuple[datetime, str]]:
     surge_from, surge_to = history.surge
     scrapes = []
     for ts in history.scrape_times():
-        # The step's rate is read at each step's start, so the surge switches per scrape.
-        engine.rate_factor = SURGE_FACTOR if surge_from <= ts < surge_to else 1.0
-        engine.advance_to(ts.timestamp(), STEP_S)
+        # Set per scrape interval: the interval ending at `ts` surges when `ts` is inside.
+        surging = surge_from <= ts < surge_to
+        engine.rate_factor = SURGE_FACTOR if surging else 1.0
+        engine.advance_to(ts.timestamp(), SURGE_STEP_S if surging else STEP_S)
         scrapes.append((ts, render({"0": engine}, V1, MODEL, created)))
     return scrapes
 

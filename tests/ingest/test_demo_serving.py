@@ -5,6 +5,7 @@ answer as the raw scrapes count it."""
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from statistics import mean
 
 import orjson
 import pytest
@@ -76,8 +77,8 @@ def test_the_stalls_preemption_storm_is_answered_as_the_raw_scrapes_count_it(
 
     storm = increase_by_hand(scrapes, STALL)
     calm = increase_by_hand(scrapes, BEFORE)
-    assert storm > 3 * calm > 0  # a storm under the stall, against the 90 minutes before
-    assert max(kv_usage_in(scrapes, STALL)) > 0.9  # the KV cache near full
+    assert storm > 10 * calm > 0  # a storm under the stall, against the 90 minutes before
+    assert mean(kv_usage_in(scrapes, STALL)) > 0.9 > 0.7 > mean(kv_usage_in(scrapes, BEFORE))
 
     client = Client()
     client.force_login(user)  # type: ignore[arg-type]
@@ -99,4 +100,4 @@ def test_the_stalls_preemption_storm_is_answered_as_the_raw_scrapes_count_it(
     by_name = {trace["name"]: trace for trace in figure["data"]}
     assert sum(by_name["demo-vllm preemptions"]["y"]) == pytest.approx(storm)
     assert len(by_name["demo-vllm preemptions"]["y"]) == 3
-    assert max(by_name["demo-vllm KV"]["y"]) > 0.8
+    assert min(by_name["demo-vllm KV"]["y"]) > 0.85  # each half hour's mean
