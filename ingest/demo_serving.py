@@ -31,7 +31,7 @@ MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 SEED = 26
 HISTORY_FILE = "scrapes.jsonl"  # one line per scrape: {"ts": RFC 3339, "metrics": text}
 SCRAPE_EVERY = timedelta(minutes=2)
-# The live stand-in steps 0.25 s; 13 hours of that take ~20 s here, so the history steps
+# The live stand-in steps 0.25 s; 13 hours of that take ~11 s, so the history steps
 # 5 s (a few hundred tokens per request and step: the same queueing, coarser). Under the
 # surge it steps 1 s: at 5 s the batch turns over in chunks and scrapes miss the full cache.
 STEP_S = 5.0

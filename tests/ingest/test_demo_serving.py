@@ -101,3 +101,20 @@ def test_the_stalls_preemption_storm_is_answered_as_the_raw_scrapes_count_it(
     assert sum(by_name["demo-vllm preemptions"]["y"]) == pytest.approx(storm)
     assert len(by_name["demo-vllm preemptions"]["y"]) == 3
     assert min(by_name["demo-vllm KV"]["y"]) > 0.85  # each half hour's mean
+
+
+def test_a_line_that_is_no_scrape_is_set_aside_with_its_position_and_the_rest_read(
+    tmp_path: Path,
+) -> None:
+    start = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)
+    history = demo_serving.History(start, start + timedelta(minutes=2), (start, start))
+    demo_serving.write_history(tmp_path, history)
+    path = tmp_path / demo_serving.HISTORY_FILE
+    good = path.read_bytes().splitlines()
+    bad_body = orjson.dumps({"ts": "2026-03-02T07:04:00+00:00", "metrics": "vllm:x{ 1\n"})
+    path.write_bytes(b"\n".join([good[0], b"not json", bad_body, good[1]]) + b"\n")
+    pending, bad = demo_serving.read_history(path)
+    assert [p.ts.minute for p in pending] == [0, 4, 2]
+    assert [p.up for p in pending] == [True, False, True]
+    assert (pending[1].error or "").startswith(f"{path}:3: ")
+    assert len(bad) == 1 and bad[0].startswith(f"{path}:2: not a scrape record")
