@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
-from ingest import demo_logs
+from ingest import demo_logs, demo_serving
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary
 from ingest.synthetic import ErrorTrend, RunSpec, generate_run
@@ -80,6 +80,25 @@ DOCS = RunSpec(
 )  # fmt: skip
 _ENDS_AGO = {"compiler-demo": timedelta(hours=3)}
 
+
+def serving_history(now: datetime) -> demo_serving.History:
+    """From the hour the earliest demo run starts to now, surging over browser-demo's stall."""
+    starts = [spec_at(spec, now).start for spec in (BROWSER, COMPILER, DOCS)]
+    browser = spec_at(BROWSER, now)
+    if browser.stall_at is None:
+        raise ValueError("browser-demo has no stall for the serving history to surge under")
+    stall = browser.start + timedelta(hours=browser.stall_at)
+    return demo_serving.History(
+        start=min(starts).replace(minute=0),
+        end=_minute(now),
+        surge=(stall, stall + timedelta(hours=browser.stall_hours)),
+    )
+
+
+def prepare_serving(folder: Path, now: datetime) -> None:
+    demo_serving.write_history(folder, serving_history(now))
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep(
         "browser-demo",
@@ -110,6 +129,12 @@ DEMO_STEPS: list[DemoStep] = [
         "Aero's real history as a git-sourced run: 31,667 commits, 1,388 in its busiest hour",
         demo_logs.prepare_fleet_history,
         demo_logs.load_fleet_history,
+    ),
+    DemoStep(
+        "serving-demo",
+        "the stand-in vLLM engine's scrapes over the runs' hours, a surge under the stall",
+        prepare_serving,
+        demo_serving.load_history,
     ),
 ]
 

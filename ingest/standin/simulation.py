@@ -11,6 +11,7 @@ waits again). Inter-token latency grows with the batch; TTFT is queueing plus pr
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections import deque
@@ -97,12 +98,8 @@ class Histogram:
         self.total = 0.0
 
     def observe(self, value: float, times: float = 1.0) -> None:
-        for i, bound in enumerate(self.bounds):
-            if value <= bound:
-                self.counts[i] += times
-                break
-        else:
-            self.counts[-1] += times
+        # the first bucket whose bound is >= value; past the last bound, +Inf
+        self.counts[bisect.bisect_left(self.bounds, value)] += times
         self.total += value * times
 
     def cumulative(self) -> list[float]:
@@ -113,7 +110,7 @@ class Histogram:
         return out
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: the batch's list.remove() finds this one
 class Request:
     arrived: float
     prompt_tokens: int
@@ -124,6 +121,7 @@ class Request:
     prefill_done_at: float = 0.0
     generated: float = 0.0
     blocks: int = 0
+    running: bool = False  # in the engine's batch (a flag: a list lookup per token is O(n))
 
 
 @dataclass
@@ -174,6 +172,8 @@ class Engine:
         self.params_max_tokens = Histogram(TOKEN_BUCKETS)
         self.prefix_cached_until = -1.0
         self.burst_phase = self.rng.uniform(0, config.burst_every_s)
+        self.blocks_in_use = 0  # sum of the running requests' blocks, kept as they change
+        self.rate_factor = 1.0  # arrivals times this: a surge (the demo's history raises it)
 
     # --- derived gauges ---
     @property
@@ -182,7 +182,7 @@ class Engine:
 
     def used_blocks(self) -> int:
         shared = self.prefix_blocks if self.running else 0
-        return shared + sum(r.blocks for r in self.running)
+        return shared + self.blocks_in_use
 
     def kv_usage(self) -> float:
         return min(1.0, self.used_blocks() / self.cfg.num_gpu_blocks)
@@ -190,7 +190,8 @@ class Engine:
     # --- simulation ---
     def _rate(self) -> float:
         in_burst = (self.now + self.burst_phase) % self.cfg.burst_every_s < self.cfg.burst_length_s
-        return self.cfg.burst_rate_per_s if in_burst else self.cfg.base_rate_per_s
+        rate = self.cfg.burst_rate_per_s if in_burst else self.cfg.base_rate_per_s
+        return rate * self.rate_factor
 
     def _arrivals(self, dt: float) -> None:
         expected = self._rate() * dt
@@ -230,11 +231,15 @@ class Engine:
             req.blocks = self._blocks_for(own_tokens)
             req.prefill_done_at = self.now + computed / self.cfg.prefill_tokens_per_s
             self.running.append(req)
+            req.running = True
+            self.blocks_in_use += req.blocks
             self.prefix_cached_until = self.now + 600.0
 
     def _preempt_newest(self) -> None:
         victim = max(self.running, key=lambda r: r.admitted or 0.0)
         self.running.remove(victim)
+        victim.running = False
+        self.blocks_in_use -= victim.blocks
         victim.blocks = 0
         self.waiting.appendleft(victim)
         self.counters.preemptions += 1
@@ -255,7 +260,7 @@ class Engine:
         self.counters.iterations += per_request
         self.iteration_tokens.observe(float(len(decoding)), per_request)
         for req in list(decoding):
-            if req not in self.running:
+            if not req.running:
                 continue
             if req.first_token_at is None:
                 req.first_token_at = req.prefill_done_at
@@ -265,18 +270,24 @@ class Engine:
             self.counters.generation_tokens += tokens
             self.itl.observe(itl * self.rng.uniform(0.85, 1.2), tokens)
             own = req.prompt_tokens - req.shared_prefix + req.generated
-            while self._blocks_for(own) > req.blocks:
-                if self.used_blocks() < self.cfg.num_gpu_blocks:
-                    req.blocks += 1
+            needed = self._blocks_for(own) - req.blocks
+            while needed > 0:
+                taken = min(needed, self.cfg.num_gpu_blocks - self.used_blocks())
+                if taken > 0:
+                    req.blocks += taken
+                    self.blocks_in_use += taken
+                    needed -= taken
                 else:
                     self._preempt_newest()
-                    if req not in self.running:
+                    if not req.running:
                         break
-            if req in self.running and req.generated >= req.output_tokens:
+            if req.running and req.generated >= req.output_tokens:
                 self._finish(req)
 
     def _finish(self, req: Request) -> None:
         self.running.remove(req)
+        req.running = False
+        self.blocks_in_use -= req.blocks
         reason = "length" if req.output_tokens >= self.cfg.max_output_tokens else "stop"
         self.counters.finished[reason] += 1
         self.e2e.observe(self.now - req.arrived)

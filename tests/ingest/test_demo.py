@@ -135,6 +135,7 @@ def test_register_adds_a_step_or_replaces_one_of_the_same_name(
         "compiler-demo",
         "agent-logs-demo",
         "aero-demo",
+        "serving-demo",
         "docs-demo",
     ]
     assert demo.DEMO_STEPS[-1].description == "replaced"
