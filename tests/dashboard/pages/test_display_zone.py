@@ -193,10 +193,17 @@ MUTED = (154, 163, 178)  # --muted #9aa3b2
 ACCENT = (110, 161, 255)  # --accent #6ea1ff
 PANEL = (23, 29, 38)  # --panel #171d26
 INK = (230, 233, 239)  # --ink #e6e9ef
-COLOURS = """el => { const s = getComputedStyle(el);
-  const rgb = c => { const k = document.createElement('canvas').getContext('2d');
-    k.fillStyle = c; k.fillRect(0, 0, 1, 1); return [...k.getImageData(0, 0, 1, 1).data.slice(0, 3)]; };
-  return [rgb(s.backgroundColor), rgb(s.color)]; }"""
+COLOURS = "el => [getComputedStyle(el).backgroundColor, getComputedStyle(el).color]"
+
+
+def rgb(css: str) -> list[float]:
+    """`rgb(28, 35, 48)`, or `color(srgb 0.165 0.228 0.336)` as a color-mix() computes,
+    as red, green, blue from 0 to 255."""
+    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
+    if css.startswith("color(srgb "):
+        return [255 * n for n in numbers[:3]]
+    assert css.startswith("rgb("), css
+    return numbers[:3]
 
 
 def test_in_dark_mode_runs_badges_and_token_tints_take_the_dark_colours(
@@ -207,18 +214,18 @@ def test_in_dark_mode_runs_badges_and_token_tints_take_the_dark_colours(
     page.goto(f"{live_server.url}/runs/tiny/?last=all")
     worker = page.locator(".badge.role-worker").first
     root = page.locator(".badge.role-root_planner").first
-    assert worker.evaluate(COLOURS) == [list(HEAD), list(MUTED)]
-    assert root.evaluate(COLOURS) == [list(ACCENT), list(PANEL)]
+    assert [rgb(c) for c in worker.evaluate(COLOURS)] == [list(HEAD), list(MUTED)]
+    assert [rgb(c) for c in root.evaluate(COLOURS)] == [list(ACCENT), list(PANEL)]
     page.screenshot(path=str(tmp_path / "dark-run.png"), full_page=True)
 
     page.goto(f"{live_server.url}/tokens/")
     page.click("#token-form button[type=submit]")
     token = page.locator(".tok.c0").first
     expect(token).to_be_visible()
-    background, ink = token.evaluate(COLOURS)
-    # 22% accent over the panel, channel by channel (canvas rounds to whole numbers).
-    mixed = [round(0.22 * a + 0.78 * p) for a, p in zip(ACCENT, PANEL, strict=True)]
-    assert all(abs(g - w) <= 1 for g, w in zip(background, mixed, strict=True)), background
-    assert mixed == [42, 58, 86] and ink == list(INK)
+    background, ink = (rgb(c) for c in token.evaluate(COLOURS))
+    # 22% accent over the panel, channel by channel: (42.1, 58.0, 85.7).
+    mixed = [0.22 * a + 0.78 * p for a, p in zip(ACCENT, PANEL, strict=True)]
+    assert [round(c, 1) for c in background] == [round(c, 1) for c in mixed] == [42.1, 58.0, 85.7]
+    assert ink == list(INK)
     page.screenshot(path=str(tmp_path / "dark-tokens.png"), full_page=True)
     page.context.close()
