@@ -224,7 +224,11 @@ def test_the_preview_shows_the_flapping_kv_incident_without_saving(
     assert incidents.count("<tr>") == 2  # the header and one incident
     assert "gpu-flap" in incidents
     assert "2026-01-14 08:33:59" in incidents and "2026-01-14 08:42:59" in incidents
-    assert "Preview: 2026-01-13 09:20 to 2026-01-14 09:20 UTC" in html
+    assert (
+        'Preview: <time datetime="2026-01-13T09:20:00Z" data-precision="minute">2026-01-13 09:20'
+        '</time> to <time datetime="2026-01-14T09:20:00Z" data-precision="minute">2026-01-14 09:20'
+        '</time> <span class="tz" data-zone-label>UTC</span>'
+    ) in html
     assert 'data-src="/alerts/rules/preview.json?' in html
     assert AlertRule.objects.count() == 0
 

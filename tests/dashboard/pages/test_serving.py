@@ -180,7 +180,8 @@ def test_the_picker_shows_the_absolute_range_it_uses(client: Client, scraped: No
     html = client.get(f"/serving/?{RANGE}&bucket=1m").content.decode()
     assert (
         'Showing <time datetime="2026-01-01T00:00:00Z">2026-01-01 00:00</time> to '
-        '<time datetime="2026-01-01T01:00:00Z">2026-01-01 01:00</time> UTC, buckets of 1m'
+        '<time datetime="2026-01-01T01:00:00Z">2026-01-01 01:00</time> '
+        '<span class="tz" data-zone-label>UTC</span>, buckets of 1m'
     ) in html
     assert '<option value="1m" selected>1m</option>' in html
 
