@@ -52,6 +52,7 @@ PAGES = {
         "2026-01-14T08:33:59Z": "2026-01-14 17:33:59",
     },
     "/tokens/": {"2026-03-01T10:00:00Z": "2026-03-01 19:00:00"},
+    "/runs/tiny/?last=all": {},
 }
 TIMES = """() => [...document.querySelectorAll('main time')].map(t =>
   [t.getAttribute('datetime'), t.dataset.precision || 'minute', t.textContent, t.title])"""

@@ -100,7 +100,11 @@ def test_the_run_page_shows_stats_drift_stalls_and_the_tree(signed_in: Client) -
     html = response.content.decode()
     assert '<div class="value" id="stat-stall">1h</div>' in html
     assert '<div class="value" id="stat-commits">3</div>' in html
-    assert "<td>2026-01-14 10:30:00</td><td>2026-01-14 11:40:00</td>" in html
+    assert (
+        '<td><time datetime="2026-01-14T10:30:00Z" data-precision="second">2026-01-14 10:30:00'
+        '</time></td><td><time datetime="2026-01-14T11:40:00Z" data-precision="second">'
+        "2026-01-14 11:40:00</time></td>"
+    ) in html
     assert (
         'data-src="/runs/tiny/charts/commit-rate.json?bucket=1h&amp;min_gap=30m&amp;last=all"'
         in html
