@@ -115,13 +115,23 @@ def _refuse_constant(name: str) -> Any:
     raise BodyError(f"body holds {name}, which is not JSON")
 
 
+def _integer_as_orjson_reads_it(text: str) -> int | float:
+    """An integer as orjson, which reads the JSON-lines bodies, reads it: past 64 bits
+    (below -2^63 or from 2^64) a float, so an element holds nothing orjson cannot write
+    back and the parsers judge both kinds of body alike."""
+    value = int(text)
+    return value if -(2**63) <= value < 2**64 else float(value)
+
+
 class _ArrayReader:
     """A JSON array read element by element from text decoded as it arrives."""
 
     def __init__(self, chunks: Iterator[bytes]) -> None:
         self._chunks = chunks
         self._decode = codecs.getincrementaldecoder("utf-8")().decode
-        self._decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+        self._decoder = json.JSONDecoder(
+            parse_constant=_refuse_constant, parse_int=_integer_as_orjson_reads_it
+        )
         self._text = ""
         self._at = 0  # the read position in _text
         self._base = 0  # characters dropped before _text

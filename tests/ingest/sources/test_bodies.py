@@ -86,3 +86,14 @@ def test_an_element_past_the_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(bodies, "MAX_ELEMENT_BYTES", 100)
     with pytest.raises(BodyError, match="an array element is larger than 0 MiB"):
         list(Body(cut(b'["' + b"x" * 1000 + b'"]', 10)).elements())
+
+
+def test_integers_past_64_bits_are_read_as_orjson_reads_a_line() -> None:
+    # orjson (the JSON-lines path) keeps -2^63 .. 2^64 - 1 as integers and reads the rest as
+    # floats; an array body must hand the parsers the same values, which orjson can write.
+    raw = (
+        b"[-9223372036854775809, -9223372036854775808, 18446744073709551615, 18446744073709551616]"
+    )
+    values = [e.value for e in Body([raw]).elements()]
+    assert values == [-9.223372036854775809e18, -(2**63), 2**64 - 1, 1.8446744073709551616e19]
+    assert [type(v) for v in values] == [float, int, int, float]
