@@ -1,13 +1,24 @@
 """Shared fixtures: a fresh warehouse per test, a user with an API token. The data dir is
 a throwaway folder (tests/settings.py)."""
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 import warehouse
+
+# Property tests draw the same examples on every run, so CI's verdict is the one a developer
+# reproduces; FLEETSCOPE_HYPOTHESIS_EXPLORE=1 draws new ones (and keeps what fails in
+# .hypothesis/) to hunt for cases.
+hypothesis_settings.register_profile("fleetscope", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(
+    "explore" if os.environ.get("FLEETSCOPE_HYPOTHESIS_EXPLORE") else "fleetscope"
+)
 
 # Real logs, scrapes and commit histories, with their provenance and licences (NOTICE.md).
 FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures"
