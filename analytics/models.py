@@ -6,6 +6,7 @@ The scrape targets and model configurations (analytics/serving/models.py) keep t
 apps would rewrite both apps' migrations for no change in behaviour.
 """
 
+from analytics.access.models import Access, AuditEntry, LoginFailure
 from analytics.alerts.models import (
     AlertRule,
     AlertState,
@@ -27,13 +28,16 @@ from analytics.costs.models import (
 from analytics.serving.models import KvDtype, ModelConfig, ScrapeTarget
 
 __all__ = [
+    "Access",
     "AlertRule",
     "AlertState",
+    "AuditEntry",
     "Channel",
     "DeliveryAttempt",
     "Evaluation",
     "GpuPrice",
     "KvDtype",
+    "LoginFailure",
     "ModelConfig",
     "ModelPrice",
     "Notification",

@@ -100,7 +100,7 @@ def run() -> None:
     formats.to_html(report)
     formats.to_csv(report)
     print(f"   html + csv render: {(time.perf_counter() - started) * 1000:.0f} ms", flush=True)
-    user = User.objects.create_user("bench-costs", password="bench-password-123")
+    user = User.objects.create_superuser("bench-costs", password="bench-password-123")
     _, token = ApiToken.issue(user, "bench")
     client = Client(HTTP_HOST="127.0.0.1", headers={"Authorization": f"Bearer {token}"})
     api_timings = []

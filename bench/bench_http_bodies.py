@@ -74,10 +74,11 @@ def _post(body: Path, path: str) -> None:
 
     import warehouse
     from dashboard.models import ApiToken
+    from lib.access import Scope
 
     call_command("migrate", verbosity=0, interactive=False)
     warehouse.migrate()
-    _, token = ApiToken.issue(User.objects.create_user("bench"), "bench")
+    _, token = ApiToken.issue(User.objects.create_superuser("bench"), "bench", scope=Scope.ADMIN)
     application = get_wsgi_application()
     status: list[str] = []
     with body.open("rb") as stream:

@@ -82,7 +82,7 @@ def _load() -> None:
 
 def run() -> None:
     _load()
-    user = User.objects.create_user("bench", password="bench-password-123")
+    user = User.objects.create_superuser("bench", password="bench-password-123")
     _, token = ApiToken.issue(user, "bench")
     # Django's test client calls itself "testserver"; the bench process may serve it.
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]

@@ -378,7 +378,7 @@ def bench_endpoints() -> None:
         f"   generated {TARGETS} targets x {DAYS} days: {minute_rows:,} rollup rows, "
         f"{raw_rows:,} raw samples ({RAW_HOURS} h) in {time.monotonic() - started:.0f} s"
     )
-    user, _ = User.objects.get_or_create(username="bench")
+    user, _ = User.objects.get_or_create(username="bench", defaults={"is_superuser": True})
     _, token = ApiToken.issue(user, "bench")
     headers = {"Authorization": f"Bearer {token}"}
     client = Client(HTTP_HOST="127.0.0.1")  # an ALLOWED_HOSTS name, not "testserver"

@@ -23,7 +23,7 @@ from dashboard.api_answers import (
 )
 from dashboard.auth import API_AUTH
 from ingest.api import router as ingest_router
-from lib.errors import BodyTooLarge, NotFoundError, ParameterError
+from lib.errors import BodyTooLarge, ForbiddenError, NotFoundError, ParameterError
 
 api = NinjaAPI(
     title="Fleetscope API",
@@ -42,6 +42,11 @@ api = NinjaAPI(
 @api.exception_handler(NotFoundError)
 def _not_found(request: HttpRequest, exc: NotFoundError) -> HttpResponse:
     return api.create_response(request, {"detail": one_line(str(exc))}, status=404)
+
+
+@api.exception_handler(ForbiddenError)
+def _forbidden(request: HttpRequest, exc: ForbiddenError) -> HttpResponse:
+    return api.create_response(request, {"detail": one_line(str(exc))}, status=403)
 
 
 @api.exception_handler(ParameterError)

@@ -1,11 +1,15 @@
-"""API authentication: a logged-in session or `Authorization: Bearer <token>`."""
+"""API authentication: a logged-in session or `Authorization: Bearer <token>`. Either way
+dashboard.access.check_api_access then holds the request to the token's scope and the
+user's role (403 in JSON when they do not allow it)."""
 
 from typing import Any
 
 from django.http import HttpRequest
 from ninja.security import HttpBearer, SessionAuth
 
+from dashboard.access import check_api_access
 from dashboard.models import ApiToken
+from lib.access import Scope
 
 
 class BearerToken(HttpBearer):
@@ -14,6 +18,8 @@ class BearerToken(HttpBearer):
         if api_token is None:
             return None
         request.user = api_token.user
+        request.api_token = api_token  # type: ignore[attr-defined]
+        check_api_access(request, Scope(api_token.scope))
         return api_token.user
 
 
@@ -25,6 +31,12 @@ class Session(SessionAuth):
         if not request.user.is_authenticated:
             return None
         return super()._get_key(request)
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        user = super().authenticate(request, key)
+        if user:
+            check_api_access(request, Scope.ADMIN)
+        return user
 
 
 API_AUTH = [BearerToken(), Session()]

@@ -3,10 +3,13 @@ each user's display preferences (the time zone pages show times in)."""
 
 import hashlib
 import secrets
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from lib.access import Scope
 
 TOKEN_PREFIX = "fs_"  # noqa: S105 - a visible prefix, not a secret
 
@@ -21,8 +24,16 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=12, help_text="the first characters, to recognise it")
     token_hash = models.CharField(max_length=64, unique=True)
+    scope = models.CharField(
+        max_length=10,
+        choices=[(s.value, s.value) for s in Scope],
+        default=Scope.READ.value,
+        help_text="ingest: send data only; read: read only; admin: all the user's role allows",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="empty: never")
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = "API token"
@@ -32,23 +43,41 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
     @classmethod
-    def issue(cls, user: object, name: str = "") -> tuple["ApiToken", str]:
+    def issue(
+        cls,
+        user: object,
+        name: str = "",
+        scope: Scope = Scope.READ,
+        expires_at: datetime | None = None,
+    ) -> tuple["ApiToken", str]:
         """Create a token; the raw value is returned once and never stored."""
         raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(
-            user=user, name=name, prefix=raw[:10], token_hash=hash_token(raw)
+            user=user,
+            name=name,
+            prefix=raw[:10],
+            token_hash=hash_token(raw),
+            scope=scope.value,
+            expires_at=expires_at,
         )
         return token, raw
 
+    @property
+    def is_live(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
     @classmethod
     def authenticate(cls, raw: str) -> "ApiToken | None":
+        """The live token with this value (not revoked, not expired, its user active)."""
+        now = timezone.now()
         token = (
             cls.objects.select_related("user")
-            .filter(token_hash=hash_token(raw), user__is_active=True)
+            .filter(token_hash=hash_token(raw), user__is_active=True, revoked_at__isnull=True)
+            .exclude(expires_at__lte=now)
             .first()
         )
         if token is not None:
-            now = timezone.now()
             # Write at most once a minute per token, not on every request.
             if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
                 cls.objects.filter(pk=token.pk).update(last_used_at=now)

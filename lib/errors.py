@@ -1,10 +1,14 @@
-"""Domain errors that API handlers and pages turn into 404, 413 and 422 answers."""
+"""Domain errors that API handlers and pages turn into 403, 404, 413 and 422 answers."""
 
 from lib.bounds import MAX_BODY_BYTES
 
 
 class NotFoundError(LookupError):
     """An unknown run, instance or other named thing."""
+
+
+class ForbiddenError(PermissionError):
+    """The user's role or the token's scope does not allow this (403)."""
 
 
 class ParameterError(ValueError):

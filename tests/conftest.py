@@ -73,14 +73,17 @@ def lake(tmp_path: Path, settings: object, lake_template: Path) -> Iterator[Path
 def user(db: None) -> object:
     from django.contrib.auth.models import User
 
-    return User.objects.create_user("alice", "alice@example.com", "correct-horse-battery")
+    from tests.people import grant
+
+    return grant(User.objects.create_user("alice", "alice@example.com", "correct-horse-battery"))
 
 
 @pytest.fixture
 def api_token(user: object) -> str:
     from dashboard.models import ApiToken
+    from lib.access import Scope
 
-    _, raw = ApiToken.issue(user, "tests")
+    _, raw = ApiToken.issue(user, "tests", scope=Scope.ADMIN)
     return raw
 
 

@@ -76,6 +76,14 @@ class Channel(models.Model):
         help_text="webhook channels: the HMAC-SHA256 key receivers verify the body with",
     )
     enabled = models.BooleanField(default=True)
+    team = models.ForeignKey(
+        "analytics.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="channels",
+        help_text="who sees and edits this channel (no team: only all-teams users)",
+    )
     # Set when a notification was given up on (a permanent error or every retry failed);
     # cleared by the next successful delivery. Shown on the Alerts page.
     failing_since = models.DateTimeField(null=True, blank=True)
@@ -114,6 +122,14 @@ class AlertRule(models.Model):
         default=4 * 3600, help_text="remind while still firing this often (0: never)"
     )
     enabled = models.BooleanField(default=True)
+    team = models.ForeignKey(
+        "analytics.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="alert_rules",
+        help_text="whose rule: it watches only that team's runs and instances (no team: all)",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -206,6 +206,14 @@ class ReportRecipient(models.Model):
     kind = models.CharField(max_length=20, choices=RecipientKind.choices)
     target = models.CharField(max_length=500, help_text="an e-mail address or a webhook URL")
     enabled = models.BooleanField(default=True)
+    team = models.ForeignKey(
+        Team,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="report_recipients",
+        help_text="receives only this team's report (no team: the whole fleet's)",
+    )
 
     class Meta:
         ordering = ["kind", "target"]

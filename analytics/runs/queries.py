@@ -238,6 +238,20 @@ def list_runs() -> list[RunTotals]:
     ]
 
 
+RUN_NAMES_SQL = "SELECT DISTINCT run FROM run_rollups ORDER BY run"
+RUN_SOURCES_SQL = "SELECT DISTINCT run, source FROM events ORDER BY run, source"
+
+
+def run_names() -> list[str]:
+    """Every run's name (what team run patterns are matched against)."""
+    return [row["run"] for row in warehouse.fetch_all(RUN_NAMES_SQL)]
+
+
+def run_sources() -> list[tuple[str, str]]:
+    """Every (run, source file) pair (what team source patterns are matched against)."""
+    return [(row["run"], row["source"]) for row in warehouse.fetch_all(RUN_SOURCES_SQL)]
+
+
 def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
     """First and last bucket (epoch seconds) covering the window, or the run's own range."""
     row = warehouse.fetch_one(RUN_RANGE_SQL, {"run": run, **window.params()})

@@ -29,6 +29,14 @@ class ScrapeTarget(models.Model):
         default=5.0, validators=[MinValueValidator(0.1), MaxValueValidator(60)]
     )
     enabled = models.BooleanField(default=True)
+    team = models.ForeignKey(
+        "analytics.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="scrape_targets",
+        help_text="who sees this instance (no team: only all-teams users)",
+    )
     last_attempt_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from analytics.alerts.models import AlertRule, AlertState, Channel, Evaluation
 from tests.analytics.alerts import scenarios
+from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +49,7 @@ def alerting(lake: Path, transactional_db: None, django_user_model: Any) -> None
         evaluated_at=now,
     )
     Evaluation.objects.create(at=now, duration_ms=18, rules=1, subjects=1)
-    django_user_model.objects.create_user("dana", password=PASSWORD)
+    grant(django_user_model.objects.create_user("dana", password=PASSWORD))
 
 
 def _log_in(page: Page, base: str) -> None:

@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from analytics.costs.models import ModelPrice
 from ingest.pipelines.agent_events import ingest_body
+from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +47,7 @@ def spend(lake: Path, transactional_db: None, django_user_model: Any) -> None:
         for ts, model, tokens in calls
     ]
     ingest_body(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-    django_user_model.objects.create_user("dana", password=PASSWORD)
+    grant(django_user_model.objects.create_user("dana", password=PASSWORD))
 
 
 def _log_in(page: Page, base: str) -> None:

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.synthetic import RunSpec, generate_run
 from tests.dashboard.runs_data import XSS, load_runs
+from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +28,7 @@ def fleet(lake: Path, tmp_path: Path, transactional_db: None, django_user_model:
     generate_run(FLEET, tmp_path / "logs" / "fleet.jsonl", epoch_fraction=0.3)
     run_agent_events([str(tmp_path / "logs")])
     load_runs()
-    django_user_model.objects.create_user("carol", password=PASSWORD)
+    grant(django_user_model.objects.create_user("carol", password=PASSWORD))
 
 
 def log_in(page: Page, base: str) -> None:
@@ -159,7 +160,7 @@ def big(lake: Path, tmp_path: Path, transactional_db: None, django_user_model: A
     with (tmp_path / "logs" / "big.jsonl").open("ab") as log:
         log.write(b'<img src=x onerror="window.alerted=1">\n')
     run_agent_events([str(tmp_path / "logs")])
-    django_user_model.objects.create_user("carol", password=PASSWORD)
+    grant(django_user_model.objects.create_user("carol", password=PASSWORD))
 
 
 def test_a_run_of_a_thousand_agents_pages_its_lists_and_shows_its_quarantine(

@@ -13,6 +13,7 @@ from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
 from ingest.standin.simulation import EngineConfig
 from ingest.standin_vllm import StandinServer
+from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
@@ -32,7 +33,7 @@ def served(lake: Path, transactional_db: None, django_user_model: Any) -> None:
         text = standin.metrics(now=ts.timestamp())
         pending.append(PendingScrape("gpu-1", ts, scrape=parse_scrape(text)))
     load_scrapes(pending)
-    django_user_model.objects.create_user("dana", password=PASSWORD)
+    grant(django_user_model.objects.create_user("dana", password=PASSWORD))
 
 
 def _log_in(page: Page, base: str) -> None:

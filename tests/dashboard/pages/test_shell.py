@@ -15,6 +15,7 @@ from dashboard.models import DisplayZone, Preference
 from ingest.pipelines.agent_events import ingest_body
 from tests.analytics.alerts import scenarios
 from tests.dashboard.runs_data import load_runs
+from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +78,7 @@ def shell_data(lake: Path, transactional_db: None, django_user_model: Any) -> An
     ingest_body(b"".join(orjson.dumps(e) + b"\n" for e in events))
     scenarios.load_flapping_kv()
     AlertRule.objects.create(name="kv high", kind="kv_usage", threshold=0.95, for_seconds=300)
-    return django_user_model.objects.create_user("erin", password=PASSWORD)
+    return grant(django_user_model.objects.create_user("erin", password=PASSWORD))
 
 
 def log_in(page: Page, base: str) -> None:
