@@ -6,26 +6,36 @@ attached, through Django's configured e-mail backend. Webhooks: a Slack-compatib
 attempt is a ReportDelivery row, failures included; a recipient that already received a
 day's report is skipped, so a repeated task never sends twice, and one that failed
 MAX_ATTEMPTS times for a day is given up on for that day.
+
+A recipient of a team gets that team's report, one of no team the whole fleet's: the
+caller passes `seen_for_team` (analytics.access.visibility's), because who sees what is
+decided there and costs may not import it; each team's report is built once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
 import orjson
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
+from django.db.models import Exists, OuterRef, QuerySet
 
 from analytics.costs import report_formats as formats
-from analytics.costs.models import RecipientKind, ReportDelivery, ReportRecipient
+from analytics.costs.models import RecipientKind, ReportDelivery, ReportRecipient, Team
 from analytics.costs.report import DailyReport, build_daily_report
 from analytics.templatetags.humanize_usd import usd
 from lib import http
+from lib.access import Seen
 
 # The beat task runs every quarter hour after the report time: a failing recipient is
 # retried on the next ticks, at most this many times per day.
 MAX_ATTEMPTS = 3
+
+# What a report of a team (None: of no team) covers: analytics.access.visibility.seen_for_team.
+SeenForTeam = Callable[[Team | None], Seen]
 
 
 class DeliveryError(RuntimeError):
@@ -81,11 +91,26 @@ class DeliveryOutcome:
     skipped: int = 0
 
 
-def deliver_report(day: date, tz: str | None = None) -> DeliveryOutcome:
-    """Build the day's report once and send it to each enabled recipient not yet served."""
+def visible_deliveries(seen: Seen) -> QuerySet[ReportDelivery]:
+    """Delivery attempts to the recipients of the teams `seen` covers, newest first (those
+    to recipients of no team, or since removed, only for all-seeing users)."""
+    deliveries = ReportDelivery.objects.all()
+    if seen.everything:
+        return deliveries
+    ours = ReportRecipient.objects.filter(
+        kind=OuterRef("kind"), target=OuterRef("target"), team__in=sorted(seen.team_ids)
+    )
+    return deliveries.filter(Exists(ours))
+
+
+def deliver_report(
+    day: date, tz: str | None = None, *, seen_for_team: SeenForTeam
+) -> DeliveryOutcome:
+    """Build the day's report once per team (and once for the fleet) and send it to each
+    enabled recipient not yet served: a team's recipients get only that team's report."""
     outcome = DeliveryOutcome()
     pending = []
-    for recipient in ReportRecipient.objects.filter(enabled=True):
+    for recipient in ReportRecipient.objects.filter(enabled=True).select_related("team"):
         attempts = ReportDelivery.objects.filter(
             report_date=day, kind=recipient.kind, target=recipient.target
         )
@@ -93,10 +118,12 @@ def deliver_report(day: date, tz: str | None = None) -> DeliveryOutcome:
             outcome.skipped += 1
         else:
             pending.append(recipient)
-    if not pending:
-        return outcome
-    report = build_daily_report(day, tz)
+    reports: dict[int | None, DailyReport] = {}
     for recipient in pending:
+        key = recipient.team_id
+        if key not in reports:
+            reports[key] = build_daily_report(day, tz, seen=seen_for_team(recipient.team))
+        report = reports[key]
         error = ""
         try:
             _SENDERS[RecipientKind(recipient.kind)](report, recipient.target)
