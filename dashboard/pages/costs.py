@@ -77,9 +77,10 @@ def _day_problem(request: HttpRequest, exc: ParameterError) -> HttpResponse:
 
 @login_required
 def costs_page(request: HttpRequest) -> HttpResponse:
+    seen = seen_of(request)
     try:
         day, tz = _read(request)
-        report = build_daily_report(day, tz, seen=seen_of(request))
+        report = build_daily_report(day, tz, seen=seen)
     except ParameterError as exc:
         return _day_problem(request, exc)
     query = urlencode({"date": day.isoformat(), "tz": tz})
@@ -95,7 +96,8 @@ def costs_page(request: HttpRequest) -> HttpResponse:
             "run_chart_url": reverse("costs-chart", args=["run"]) + "?" + query,
             "csv_url": reverse("costs-csv") + "?" + query,
             "json_url": reverse("api:costs_daily") + "?" + query,
-            "deliveries": visible_deliveries(seen_of(request))[:10],
+            "deliveries": visible_deliveries(seen)[:10],
+            "in_no_team": not seen.everything and not seen.team_ids,
         },
     )
 
