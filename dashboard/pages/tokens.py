@@ -136,6 +136,8 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         "compared": compared,
         "mismatched": mismatched,
         "mismatches": queries.usage_mismatches(seen, MISMATCH_ROWS),
+        "sees_everything": seen.everything,
+        "in_no_team": not seen.everything and not seen.team_ids,
         "tax_chart_url": reverse("tokens-tax-chart") + "?" + query,
         "traffic_chart_url": reverse("tokens-traffic-chart"),
         "count_url": reverse("api:tokens_count"),
