@@ -42,10 +42,16 @@ class DeliveryError(RuntimeError):
     """Sending failed; the message is one line."""
 
 
-def summary_text(report: DailyReport) -> str:
-    """A few lines for webhooks and the plain-text part of the e-mail."""
+def _of_team(team: str | None) -> str:
+    return f" of team {team}" if team else ""
+
+
+def summary_text(report: DailyReport, team: str | None = None) -> str:
+    """A few lines for webhooks and the plain-text part of the e-mail (`team`: whose
+    report it is, None for the whole fleet's)."""
     lines = [
-        f"Fleetscope costs for {report.date} ({report.tz}): {usd(report.total_usd)}"
+        f"Fleetscope costs{_of_team(team)} for {report.date} ({report.tz}):"
+        f" {usd(report.total_usd)}"
         f" (API {usd(report.api_usd)}, GPUs {usd(report.gpu_usd)})",
         f"Day over day: {usd(report.change_usd)}; 7-day mean {usd(report.mean_7d_usd)};"
         f" cache savings {usd(report.cache_savings_usd)}",
@@ -59,10 +65,10 @@ def summary_text(report: DailyReport) -> str:
     return "\n".join(lines)
 
 
-def send_email(report: DailyReport, address: str) -> None:
+def send_email(report: DailyReport, address: str, team: str | None = None) -> None:
     message = EmailMultiAlternatives(
-        subject=f"Fleetscope cost report {report.date}: {usd(report.total_usd)}",
-        body=summary_text(report),
+        subject=f"Fleetscope cost report{_of_team(team)} {report.date}: {usd(report.total_usd)}",
+        body=summary_text(report, team),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[address],
     )
@@ -74,9 +80,9 @@ def send_email(report: DailyReport, address: str) -> None:
         raise DeliveryError(f"{exc.__class__.__name__}: {exc}") from None
 
 
-def send_webhook(report: DailyReport, url: str) -> None:
+def send_webhook(report: DailyReport, url: str, team: str | None = None) -> None:
     try:
-        http.post_json(url, orjson.dumps({"text": summary_text(report)}))
+        http.post_json(url, orjson.dumps({"text": summary_text(report, team)}))
     except http.FetchError as exc:
         raise DeliveryError(str(exc)) from None
 
@@ -126,7 +132,8 @@ def deliver_report(
         report = reports[key]
         error = ""
         try:
-            _SENDERS[RecipientKind(recipient.kind)](report, recipient.target)
+            team = recipient.team.name if recipient.team else None
+            _SENDERS[RecipientKind(recipient.kind)](report, recipient.target, team)
         except DeliveryError as exc:
             error = str(exc)[:1000]
         ReportDelivery.objects.create(

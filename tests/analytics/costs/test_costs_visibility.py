@@ -144,12 +144,15 @@ def test_a_teams_report_recipient_gets_only_that_teams_report(teams, mailoutbox)
     assert (outcome.sent, outcome.failed) == (3, 0)
     [body] = bodies
     text = orjson.loads(body)["text"]
-    assert text.startswith("Fleetscope costs for 2026-01-14 (UTC): $50.75 (API $2.75, GPUs $48.00)")
+    assert text.startswith(
+        "Fleetscope costs of team A for 2026-01-14 (UTC): $50.75 (API $2.75, GPUs $48.00)"
+    )
     assert "run alpha-1: $2.25" in text and "run alpha-2: $0.50" in text
     assert "beta" not in text and "solo" not in text
     by_address = {m.to[0]: m for m in mailoutbox}
     team_b = by_address["b@example.com"]
-    assert team_b.subject == "Fleetscope cost report 2026-01-14: $28.50"
+    assert team_b.subject == "Fleetscope cost report of team B 2026-01-14: $28.50"
+    assert team_b.body.startswith("Fleetscope costs of team B for 2026-01-14 (UTC): $28.50")
     [(name, csv_text, _)] = team_b.attachments
     assert name == "fleetscope-costs-2026-01-14.csv"
     rows = list(csv.reader(io.StringIO(csv_text)))
