@@ -18,14 +18,16 @@ def maintain_warehouse(keep_snapshots_days: int = 7) -> dict[str, Any]:
 
 @shared_task(name="analytics.send_daily_cost_report", ignore_result=True)
 def send_daily_cost_report() -> dict[str, Any]:
-    """Send yesterday's cost report once it is due (see daily_cost_schedule)."""
+    """Send yesterday's cost report once it is due (see daily_cost_schedule); a team's
+    recipients get that team's report."""
+    from analytics.access.visibility import seen_for_team
     from analytics.costs.report_delivery import deliver_report
     from analytics.costs.report_schedule import due_report_day, report_zone
 
     day = due_report_day()
     if day is None:
         return {"due": False}
-    outcome = deliver_report(day, report_zone().key)
+    outcome = deliver_report(day, report_zone().key, seen_for_team=seen_for_team)
     return {"due": True, "date": day.isoformat(), **vars(outcome)}
 
 

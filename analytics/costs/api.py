@@ -1,6 +1,7 @@
 """Costs endpoints of the JSON API (docs/api.md): the daily report and adding prices.
 Handlers parse and answer: parameters through Query schemas, the report is the
-DailyReport analytics.costs.report builds, shaped here by DailyOut."""
+DailyReport analytics.costs.report builds over what the caller may see (`seen_of`),
+shaped here by DailyOut. Adding prices needs the editor role."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ninja import Query, Router, Schema
 
 from analytics.costs.price_files import parse_price_entries, save_prices
 from analytics.costs.report import DailyReport, build_daily_report, read_zone
+from lib.access import Role, require_role, seen_of
 from lib.bounds import EVENT_YEARS
 from lib.errors import ParameterError
 
@@ -105,8 +107,9 @@ def read_day(text: str | None, tz: str | None) -> date:
 @costs_router.get("/daily", response=DailyOut, url_name="costs_daily")
 def daily(request: HttpRequest, params: Query[DailyIn]) -> DailyReport:
     """What one day cost: by model, by run and by team, cache savings, the 7-day trend,
-    self-hosted GPU cost, and the models without a price."""
-    return build_daily_report(read_day(params.date, params.tz), params.tz)
+    self-hosted GPU cost, and the models without a price; of the caller's teams only."""
+    day = read_day(params.date, params.tz)
+    return build_daily_report(day, params.tz, seen=seen_of(request))
 
 
 class PriceIn(Schema):
@@ -139,6 +142,7 @@ class SavedOut(Schema):
 def save(request: HttpRequest, body: list[PriceIn]) -> SavedOut:
     """Add prices (USD per million tokens, valid from a UTC day, each in the range of
     analytics.costs.models.price_problem); a (model, valid_from) already in the table is
-    replaced. One bad entry refuses them all (422 naming it)."""
+    replaced. One bad entry refuses them all (422 naming it). Editors and admins only."""
+    require_role(request, Role.EDITOR)
     rows = parse_price_entries([price.dict() for price in body])
     return SavedOut(saved=save_prices(rows, "api"))

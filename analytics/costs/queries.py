@@ -3,7 +3,8 @@
 One question: how many tokens of each kind did each model use, per day (and run), in a
 time range, split by whether the call logged its own `cost_usd` (a logged cost wins over
 the computed one, so only unlogged calls are priced from the table; both are kept) and by
-whether it was served in fast mode (priced at other rates).
+whether it was served in fast mode (priced at other rates). Only the calls of the runs a
+`Seen` (lib.access) covers are read: the filter is in the SQL, so every sum is over them.
 Events are stored once per call: the adapters drop repeated lines (Claude Code's one line
 per content block of a response, and a sidechain's replay of its parent's response) and
 agent events are unique by run and id, so sums here count each call once; an advisor's
@@ -24,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 import warehouse
 from analytics.costs.pricing import LONG_CONTEXT_TOKENS
+from lib.access import Seen, visible_run_sql
 
 _LONG = (
     "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
@@ -52,7 +54,7 @@ FROM (
     -- whether a call is long-context, worked out once per row for its five sums
     SELECT *, {_LONG} AS long
     FROM events
-    WHERE event = 'llm_call' AND ts >= $start AND ts < $end
+    WHERE event = 'llm_call' AND ts >= $start AND ts < $end AND {visible_run_sql("run")}
 ) AS calls
 GROUP BY ALL
 """
@@ -119,15 +121,19 @@ def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segmen
     return segments
 
 
-def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False) -> list[UsageRow]:
-    """Usage of llm_call events over contiguous segments, by segment, model, run (when
-    `by_run`), source file (when `by_source`) and whether the call logged its cost."""
+def read_usage(
+    segments: list[Segment], *, seen: Seen, by_run: bool, by_source: bool = False
+) -> list[UsageRow]:
+    """Usage of the llm_call events of the runs `seen` covers over contiguous segments, by
+    segment, model, run (when `by_run`), source file (when `by_source`) and whether the
+    call logged its cost."""
     if not segments:
         return []
     params: dict[str, object] = {
         "start": segments[0].start,
         "end": segments[-1].end,
         "long": LONG_CONTEXT_TOKENS,
+        "seen_runs": seen.run_list(),
     }
     terms = []
     for n, segment in enumerate(segments[1:], start=1):
@@ -159,13 +165,15 @@ def read_usage(segments: list[Segment], *, by_run: bool, by_source: bool = False
     return answer
 
 
-_LATEST_CALL_SQL = "SELECT max(ts) AS ts FROM events WHERE event = 'llm_call'"
+_LATEST_CALL_SQL = (
+    f"SELECT max(ts) AS ts FROM events WHERE event = 'llm_call' AND {visible_run_sql('run')}"
+)
 
 
-def latest_call_time() -> datetime | None:
-    """When the most recent `llm_call` was made (None before any): where the Costs page
-    starts looking for the latest day with spend."""
-    row = warehouse.fetch_one(_LATEST_CALL_SQL)
+def latest_call_time(seen: Seen) -> datetime | None:
+    """When the most recent `llm_call` of a run `seen` covers was made (None before any):
+    where the Costs page starts looking for the latest day with spend."""
+    row = warehouse.fetch_one(_LATEST_CALL_SQL, {"seen_runs": seen.run_list()})
     ts = row["ts"] if row else None
     if ts is None:
         return None

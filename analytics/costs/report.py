@@ -6,6 +6,10 @@ nothing and sends nothing. The rows are dataclasses whose fields are in the orde
 report's JSON lists them (analytics.costs.report_formats dumps them as they are). A model
 without a price is listed in `unpriced` and its unlogged calls add nothing to any total:
 never a silent zero. The day is a calendar day in `tz` (UTC by default).
+
+Every figure covers only what a `Seen` (lib.access) covers: the calls of its runs (filtered
+in the queries' SQL, before any sum), the GPU cost of its serving targets and its teams.
+Who sees what is decided by analytics.access, never here: callers pass the Seen.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from analytics.costs import queries
 from analytics.costs.models import GpuPrice, Team
 from analytics.costs.pricing import PriceBook, Usage, cache_savings_usd, cost_usd
 from analytics.serving import queries as serving
+from lib.access import Seen
 from lib.errors import ParameterError
 
 TREND_DAYS = 7
 TOP_RUNS = 10
 UNKNOWN_MODEL = "(no model)"
+_FLEET = Seen.all()
 
 
 @dataclass(frozen=True)
@@ -204,13 +210,17 @@ def in_team(team: Team, run: str | None, source: str | None) -> bool:
     )
 
 
-def gpu_costs(day: date, zone: ZoneInfo) -> list[GpuCost]:
-    """Self-hosted serving: GPUs x price per GPU-hour x hours of the day, and per million
-    generated tokens from the scraped generation-token counter (reset-adjusted)."""
+def gpu_costs(day: date, zone: ZoneInfo, seen: Seen) -> list[GpuCost]:
+    """Self-hosted serving of the targets `seen` covers: GPUs x price per GPU-hour x hours
+    of the day, and per million generated tokens from the scraped generation-token counter
+    (reset-adjusted)."""
     start, end = day_bounds(day, zone)
     hours = (end - start).total_seconds() / 3600
+    prices = GpuPrice.objects.filter(valid_from__lte=day)
+    if not seen.everything:
+        prices = prices.filter(target__in=sorted(seen.instances))
     latest: dict[str, GpuPrice] = {}
-    for price in GpuPrice.objects.filter(valid_from__lte=day).order_by("target", "valid_from"):
+    for price in prices.order_by("target", "valid_from"):
         latest[price.target] = price
     answer = []
     for target, price in sorted(latest.items()):
@@ -234,12 +244,13 @@ def gpu_costs(day: date, zone: ZoneInfo) -> list[GpuCost]:
 
 
 def priced_usage(
-    segments: list[queries.Segment], *, by_source: bool
+    segments: list[queries.Segment], *, by_source: bool, seen: Seen = _FLEET
 ) -> list[tuple[queries.UsageRow, float]]:
-    """Each usage row (by segment, model, run and source) with its USD: the logged cost,
-    else the price table's; unpriced calls count 0. The alerts' daily-spend rule reads
-    spend through this, so it agrees with the report to the cent."""
-    rows = queries.read_usage(segments, by_run=True, by_source=by_source)
+    """Each usage row (by segment, model, run and source) of the runs `seen` covers (the
+    whole fleet unless told) with its USD: the logged cost, else the price table's;
+    unpriced calls count 0. The alerts' daily-spend rule reads spend through this, so it
+    agrees with the report to the cent."""
+    rows = queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source)
     return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
 
 
@@ -284,20 +295,31 @@ def _team_costs(teams: list[Team], priced: list[_Priced]) -> list[TeamCost]:
     ]
 
 
-def build_daily_report(day: date, tz: str | None = None) -> DailyReport:
-    """The report for one calendar day in `tz`; see the module docstring."""
+def visible_teams(seen: Seen) -> list[Team]:
+    """The teams `seen` covers, by name."""
+    teams = Team.objects.order_by("name")
+    if not seen.everything:
+        teams = teams.filter(pk__in=sorted(seen.team_ids))
+    return list(teams)
+
+
+def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> DailyReport:
+    """The report for one calendar day in `tz` of what `seen` covers; see the module
+    docstring."""
     zone = read_zone(tz)
     start, end = day_bounds(day, zone)
     book = PriceBook.load()
-    teams = list(Team.objects.all())
+    teams = visible_teams(seen)
     # Grouping by source file costs time over millions of calls: only when a team needs it.
     by_source = any(t.source_patterns for t in teams)
     segments = queries.day_segments(day, day, zone)
-    today = _price_rows(queries.read_usage(segments, by_run=True, by_source=by_source), book)
+    today = _price_rows(
+        queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source), book
+    )
     last_week = queries.day_segments(
         day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
     )
-    earlier = _daily_usd(_price_rows(queries.read_usage(last_week, by_run=False), book))
+    earlier = _daily_usd(_price_rows(queries.read_usage(last_week, seen=seen, by_run=False), book))
 
     by_model: dict[str, _Totals] = defaultdict(_Totals)
     by_run: dict[str, _Totals] = defaultdict(_Totals)
@@ -309,7 +331,7 @@ def build_daily_report(day: date, tz: str | None = None) -> DailyReport:
         for totals in (by_model[model], by_run[p.row.run or ""], total):
             _add(totals, p)
 
-    gpu = gpu_costs(day, zone)
+    gpu = gpu_costs(day, zone, seen)
     gpu_usd = sum(g.usd for g in gpu)
     trend = [
         TrendPoint(d.isoformat(), _money(earlier.get(d, 0.0)))
@@ -352,13 +374,16 @@ def build_daily_report(day: date, tz: str | None = None) -> DailyReport:
     )
 
 
-def build_spend_series(last_day: date, days: int, tz: str | None = None) -> SpendSeries:
-    """API spend per day for the `days` days ending on `last_day`, by model and by run
-    (unpriced calls add nothing; their models are listed)."""
+def build_spend_series(
+    last_day: date, days: int, tz: str | None = None, *, seen: Seen
+) -> SpendSeries:
+    """API spend per day of the runs `seen` covers for the `days` days ending on
+    `last_day`, by model and by run (unpriced calls add nothing; their models are listed)."""
     zone = read_zone(tz)
     first_day = last_day - timedelta(days=days - 1)
     segments = queries.day_segments(first_day, last_day, zone)
-    priced = _price_rows(queries.read_usage(segments, by_run=True), PriceBook.load())
+    rows = queries.read_usage(segments, seen=seen, by_run=True)
+    priced = _price_rows(rows, PriceBook.load())
     day_list = [first_day + timedelta(days=n) for n in range(days)]
     index = {d: n for n, d in enumerate(day_list)}
     by_model: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)

@@ -3,7 +3,8 @@ table, traffic by language, and where provider usage disagrees with our counts.
 
 Parameters come in through Query schemas (the time window through lib.window's
 WindowQuery); answers are analytics.tokens.report's dataclasses, shaped by the Out schemas
-here."""
+here. Request traffic is the caller's (`seen_of`); the parallel texts' tax is
+everyone's."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from analytics.tokens import report as tokens_report
 from analytics.tokens.counting import count_text, split_tokens
 from analytics.tokens.languages import detect_language
 from analytics.tokens.vocabularies import AVAILABLE_ENCODINGS, configured_encodings
+from lib.access import seen_of
 from lib.durations import format_time
 from lib.errors import ParameterError
 from lib.window import WindowQuery
@@ -115,6 +117,7 @@ def tax(
         corpus=params.corpus,
         start=window.start_time(),
         end=window.end_time(),
+        seen=seen_of(request),
     )
 
 
@@ -174,7 +177,11 @@ def traffic(
     """Requests by language under every counted encoding, with the tokens a move from
     `from_encoding` to `to_encoding` saves (default: oldest to newest configured)."""
     return tokens_report.traffic_report(
-        window.start_time(), window.end_time(), params.from_encoding, params.to_encoding
+        window.start_time(),
+        window.end_time(),
+        params.from_encoding,
+        params.to_encoding,
+        seen=seen_of(request),
     )
 
 
@@ -218,12 +225,13 @@ def mismatches(request: HttpRequest, params: Query[MismatchesIn]) -> MismatchesO
     encoding (more than 16 tokens and 25% apart), newest first."""
     if not 1 <= params.limit <= 1000:
         raise ParameterError("limit must be between 1 and 1000")
-    compared, mismatched = queries.mismatch_summary()
+    seen = seen_of(request)
+    compared, mismatched = queries.mismatch_summary(seen)
     return MismatchesOut(
         compared=compared,
         mismatched=mismatched,
         requests=[
             MismatchOut(**{**asdict(m), "ts": format_time(m.ts)})
-            for m in queries.usage_mismatches(params.limit)
+            for m in queries.usage_mismatches(seen, params.limit)
         ],
     )

@@ -3,6 +3,10 @@ language under each encoding, and where reported usage disagrees with our counts
 
 One function per question; SQL as module constants with bound parameters; typed rows out.
 The tax arithmetic itself lives in analytics/tokens/tax.py.
+
+Requests are read only where a `Seen` (lib.access) covers their run or their serving
+instance (a request with neither: only all-seeing users), filtered in the SQL before any
+sum. Parallel texts are reference data: everyone sees them.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from datetime import datetime
 
 import warehouse
 from analytics.tokens.tax import ParallelCount
+from lib.access import Seen, visible_instance_sql, visible_run_sql
 
 PARALLEL_COUNTS_SQL = """
 SELECT p.id, p.language, p.chars, p.bytes, k.tokens
@@ -25,8 +30,11 @@ PARALLEL_ENCODINGS_SQL = "SELECT DISTINCT encoding FROM parallel_tokens ORDER BY
 
 REQUEST_ENCODINGS_SQL = "SELECT DISTINCT encoding FROM request_tokens ORDER BY encoding"
 
+# A request the caller sees: by its run or by its instance (bound with _seen_params).
+_VISIBLE_REQUEST = f"({visible_run_sql('r.run')} OR {visible_instance_sql('r.instance')})"
+
 # Requests whose ts falls in [start, end); NULL bounds mean the data's own range.
-TRAFFIC_BY_LANGUAGE_SQL = """
+TRAFFIC_BY_LANGUAGE_SQL = f"""
 SELECT coalesce(r.language, 'und') AS language,
        k.encoding,
        count(*) AS requests,
@@ -36,43 +44,50 @@ SELECT coalesce(r.language, 'und') AS language,
        coalesce(sum(r.prompt_bytes), 0) + coalesce(sum(r.completion_bytes), 0) AS bytes
 FROM requests AS r
 JOIN request_tokens AS k ON k.request_id = r.request_id
-WHERE (CAST(? AS TIMESTAMPTZ) IS NULL OR r.ts >= ?)
-  AND (CAST(? AS TIMESTAMPTZ) IS NULL OR r.ts < ?)
+WHERE ($start::TIMESTAMPTZ IS NULL OR r.ts >= $start)
+  AND ($end::TIMESTAMPTZ IS NULL OR r.ts < $end)
+  AND {_VISIBLE_REQUEST}
 GROUP BY ALL
 ORDER BY language, k.encoding
 """
 
 # What providers reported (and billed) per language, where records carry usage.
-REPORTED_BY_LANGUAGE_SQL = """
+REPORTED_BY_LANGUAGE_SQL = f"""
 SELECT coalesce(language, 'und') AS language,
        count(*) FILTER (WHERE usage_prompt_tokens IS NOT NULL
                         OR usage_completion_tokens IS NOT NULL) AS requests_with_usage,
        coalesce(sum(usage_prompt_tokens), 0) AS prompt_tokens,
        coalesce(sum(usage_completion_tokens), 0) AS completion_tokens,
        coalesce(sum(usage_cached_tokens), 0) AS cached_tokens
-FROM requests
-WHERE (CAST(? AS TIMESTAMPTZ) IS NULL OR ts >= ?)
-  AND (CAST(? AS TIMESTAMPTZ) IS NULL OR ts < ?)
+FROM requests AS r
+WHERE ($start::TIMESTAMPTZ IS NULL OR ts >= $start)
+  AND ($end::TIMESTAMPTZ IS NULL OR ts < $end)
+  AND {_VISIBLE_REQUEST}
 GROUP BY ALL
 ORDER BY language
 """
 
-MISMATCHES_SQL = """
+MISMATCHES_SQL = f"""
 SELECT r.request_id, r.ts, r.model, r.reference_encoding,
        r.usage_prompt_tokens, k.prompt_tokens AS counted_prompt_tokens,
        r.usage_completion_tokens, k.completion_tokens AS counted_completion_tokens
 FROM requests AS r
 JOIN request_tokens AS k ON k.request_id = r.request_id AND k.encoding = r.reference_encoding
-WHERE r.usage_mismatch
+WHERE r.usage_mismatch AND {_VISIBLE_REQUEST}
 ORDER BY r.ts DESC, r.request_id
-LIMIT ?
+LIMIT $limit
 """
 
-MISMATCH_SUMMARY_SQL = """
+MISMATCH_SUMMARY_SQL = f"""
 SELECT count(*) FILTER (WHERE usage_mismatch IS NOT NULL) AS compared,
        count(*) FILTER (WHERE usage_mismatch) AS mismatched
-FROM requests
+FROM requests AS r
+WHERE {_VISIBLE_REQUEST}
 """
+
+
+def _seen_params(seen: Seen) -> dict[str, object]:
+    return {"seen_runs": seen.run_list(), "seen_instances": seen.instance_list()}
 
 
 def parallel_counts(encoding: str) -> list[ParallelCount]:
@@ -115,8 +130,12 @@ class TrafficRow:
         return self.prompt_tokens + self.completion_tokens
 
 
-def traffic_by_language(start: datetime | None, end: datetime | None) -> list[TrafficRow]:
-    rows = warehouse.fetch_all(TRAFFIC_BY_LANGUAGE_SQL, [start, start, end, end])
+def traffic_by_language(
+    start: datetime | None, end: datetime | None, seen: Seen
+) -> list[TrafficRow]:
+    """The requests `seen` covers in [start, end), by language and encoding."""
+    params = {"start": start, "end": end, **_seen_params(seen)}
+    rows = warehouse.fetch_all(TRAFFIC_BY_LANGUAGE_SQL, params)
     return [
         TrafficRow(
             language=row["language"],
@@ -142,8 +161,11 @@ class ReportedUsage:
     cached_tokens: int
 
 
-def reported_by_language(start: datetime | None, end: datetime | None) -> list[ReportedUsage]:
-    rows = warehouse.fetch_all(REPORTED_BY_LANGUAGE_SQL, [start, start, end, end])
+def reported_by_language(
+    start: datetime | None, end: datetime | None, seen: Seen
+) -> list[ReportedUsage]:
+    params = {"start": start, "end": end, **_seen_params(seen)}
+    rows = warehouse.fetch_all(REPORTED_BY_LANGUAGE_SQL, params)
     return [
         ReportedUsage(
             language=row["language"],
@@ -168,8 +190,8 @@ class Mismatch:
     counted_completion_tokens: int | None
 
 
-def usage_mismatches(limit: int = 50) -> list[Mismatch]:
-    """Newest requests whose provider-reported usage is far from our count."""
+def usage_mismatches(seen: Seen, limit: int = 50) -> list[Mismatch]:
+    """Newest requests `seen` covers whose provider-reported usage is far from our count."""
     return [
         Mismatch(
             request_id=row["request_id"],
@@ -181,11 +203,12 @@ def usage_mismatches(limit: int = 50) -> list[Mismatch]:
             reported_completion_tokens=row["usage_completion_tokens"],
             counted_completion_tokens=row["counted_completion_tokens"],
         )
-        for row in warehouse.fetch_all(MISMATCHES_SQL, [limit])
+        for row in warehouse.fetch_all(MISMATCHES_SQL, {"limit": limit, **_seen_params(seen)})
     ]
 
 
-def mismatch_summary() -> tuple[int, int]:
-    """(requests whose usage could be compared with our count, how many disagreed)."""
-    row = warehouse.fetch_one(MISMATCH_SUMMARY_SQL)
+def mismatch_summary(seen: Seen) -> tuple[int, int]:
+    """(requests `seen` covers whose usage could be compared with our count, how many
+    disagreed)."""
+    row = warehouse.fetch_one(MISMATCH_SUMMARY_SQL, _seen_params(seen))
     return (int(row["compared"]), int(row["mismatched"])) if row else (0, 0)

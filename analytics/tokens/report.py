@@ -4,7 +4,8 @@ traffic), traffic by language under each encoding, and what a change of encoding
 Turns a question into queries (analytics/tokens/queries.py) and the tax arithmetic
 (analytics/tokens/tax.py) into the dataclasses below, the shapes of GET /api/tokens/tax
 and /traffic (analytics/tokens/api.py's Out schemas name the same fields); writes no SQL
-and renders nothing.
+and renders nothing. Traffic covers the requests a `Seen` (lib.access) covers, which the
+caller passes; the parallel texts' tax is reference data, the same for everyone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from analytics.tokens import queries
 from analytics.tokens.shipped import shipped_counts
 from analytics.tokens.tax import BASELINE, LanguageTax, ParallelCount, build_tax_table
 from analytics.tokens.vocabularies import AVAILABLE_ENCODINGS, configured_encodings
+from lib.access import Seen
 from lib.errors import ParameterError
 
 
@@ -177,15 +179,17 @@ def tax_table(
     corpus: str | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
+    seen: Seen,
 ) -> TaxTable | TrafficTaxTable:
-    """GET /api/tokens/tax: per language, tokens, characters and the tax vs English."""
+    """GET /api/tokens/tax: per language, tokens, characters and the tax vs English (of
+    the traffic `seen` covers, for source=traffic)."""
     try:
         kind = TaxSource(source)
     except ValueError:
         raise ParameterError("source must be 'parallel' or 'traffic'") from None
     check_encoding(encoding)
     if kind is TaxSource.TRAFFIC:
-        return traffic_tax_table(encoding, start, end)
+        return traffic_tax_table(encoding, start, end, seen)
     return parallel_tax_table(encoding, resolve_corpus(corpus))
 
 
@@ -201,11 +205,11 @@ def parallel_tax_table(encoding: str, corpus: Corpus) -> TaxTable:
 
 
 def traffic_tax_table(
-    encoding: str, start: datetime | None, end: datetime | None
+    encoding: str, start: datetime | None, end: datetime | None, seen: Seen
 ) -> TrafficTaxTable:
     """Traffic has no parallel ids, so no content-matched tax: what it does have is tokens
     per character and per UTF-8 byte, and those relative to English traffic."""
-    rows = [r for r in queries.traffic_by_language(start, end) if r.encoding == encoding]
+    rows = [r for r in queries.traffic_by_language(start, end, seen) if r.encoding == encoding]
     total_tokens = sum(r.tokens for r in rows)
     baseline = next((r for r in rows if r.language == BASELINE), None)
     baseline_tpc = _ratio(baseline.tokens, baseline.chars) if baseline else None
@@ -243,11 +247,13 @@ def traffic_report(
     end: datetime | None,
     from_encoding: str | None = None,
     to_encoding: str | None = None,
+    *,
+    seen: Seen,
 ) -> TrafficReport:
-    """Traffic by language under every counted encoding, and the saving of moving from
-    one encoding to another (default: the oldest configured to the newest)."""
-    rows = queries.traffic_by_language(start, end)
-    reported = {r.language: r for r in queries.reported_by_language(start, end)}
+    """Traffic `seen` covers by language under every counted encoding, and the saving of
+    moving from one encoding to another (default: the oldest configured to the newest)."""
+    rows = queries.traffic_by_language(start, end, seen)
+    reported = {r.language: r for r in queries.reported_by_language(start, end, seen)}
     reported_total = sum(r.prompt_tokens + r.completion_tokens for r in reported.values())
     counted = sorted({r.encoding for r in rows}, key=_encoding_order)
     configured = list(configured_encodings())

@@ -2,8 +2,10 @@
 usage mismatches, and a paste box that shows how each encoding cuts a text.
 
 Views only: answers come from analytics.tokens.report and analytics.tokens.queries,
-figures from analytics.tokens.charts; no SQL here. The page takes no time window: its
-`from` and `to` are the encodings of the saving (the API's from_encoding, to_encoding).
+figures from analytics.tokens.charts; no SQL here. Traffic and mismatches are of the
+requests the user sees (`seen_of`); the tax of parallel texts is everyone's. The page
+takes no time window: its `from` and `to` are the encodings of the saving (the API's
+from_encoding, to_encoding).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from analytics.tokens import report as tokens_report
 from analytics.tokens.language_names import language_name
 from analytics.tokens.tax import LanguageTax
 from analytics.tokens.vocabularies import configured_encodings
+from lib.access import seen_of
 from lib.errors import ParameterError
 
 MISMATCH_ROWS = 20
@@ -67,10 +70,15 @@ def _tax_order(tables: dict[str, list[LanguageTax]], selected: str) -> list[str]
 @login_required
 @ensure_csrf_cookie  # the paste box POSTs to the API: CSRF checks the cookie and the token
 def tokens_page(request: HttpRequest) -> HttpResponse:
+    seen = seen_of(request)
     try:
         selected, corpus, tables = _tax_tables(request)
         traffic = tokens_report.traffic_report(
-            None, None, request.GET.get("from") or None, request.GET.get("to") or None
+            None,
+            None,
+            request.GET.get("from") or None,
+            request.GET.get("to") or None,
+            seen=seen,
         )
     except ParameterError as exc:
         return _bad_parameter(exc)
@@ -105,7 +113,7 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         }
         for row in traffic.languages
     ]
-    compared, mismatched = queries.mismatch_summary()
+    compared, mismatched = queries.mismatch_summary(seen)
     highest = next(
         (
             {"name": r["name"], "tax": r["cells"][encodings.index(selected)]["tax"]}
@@ -127,7 +135,9 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         "traffic_rows": traffic_rows,
         "compared": compared,
         "mismatched": mismatched,
-        "mismatches": queries.usage_mismatches(MISMATCH_ROWS),
+        "mismatches": queries.usage_mismatches(seen, MISMATCH_ROWS),
+        "sees_everything": seen.everything,
+        "in_no_team": not seen.everything and not seen.team_ids,
         "tax_chart_url": reverse("tokens-tax-chart") + "?" + query,
         "traffic_chart_url": reverse("tokens-traffic-chart"),
         "count_url": reverse("api:tokens_count"),
@@ -150,7 +160,7 @@ def tax_chart(request: HttpRequest) -> HttpResponse:
 def traffic_chart(request: HttpRequest) -> HttpResponse:
     """The traffic chart's figure JSON (what /api/tokens/traffic answers)."""
     try:
-        traffic = tokens_report.traffic_report(None, None)
+        traffic = tokens_report.traffic_report(None, None, seen=seen_of(request))
     except ParameterError as exc:
         return _bad_parameter(exc)
     fig = token_charts.build_traffic_figure(traffic.languages, traffic.encodings)

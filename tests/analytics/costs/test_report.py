@@ -17,6 +17,7 @@ from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
 from ingest.pipelines.codex import run_codex
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from lib.access import Seen
 from tests.conftest import FIXTURE_ROOT
 from tests.vllm_text import EngineState, v1_text
 
@@ -103,7 +104,7 @@ def priced(db: None) -> None:
 
 def test_claude_code_lines_split_per_content_block_are_priced_once(priced: None) -> None:
     run_claude_code([str(p) for p in CLAUDE_FILES])
-    report = build_daily_report(date(2026, 2, 12))
+    report = build_daily_report(date(2026, 2, 12), seen=Seen.all())
     by_model = {m.model: m for m in report.by_model}
     # Haiku: 11 x 1 + 384,921 x 0.1 + 41,517 x 1.25 + 608 x 5 = 93,439.35 per million.
     assert by_model["claude-haiku-4-5-20251001"].usd == pytest.approx(0.09343935, abs=1e-9)
@@ -131,7 +132,7 @@ def test_a_team_can_be_the_log_files_its_calls_came_from(priced: None) -> None:
     run_claude_code([str(p) for p in CLAUDE_FILES])
     Team.objects.create(name="subagents", source_patterns=["*/claude-code-subagent-*"])
     Team.objects.create(name="everyone", run_patterns=["*"], source_patterns=["*"])
-    report = build_daily_report(date(2026, 2, 12))
+    report = build_daily_report(date(2026, 2, 12), seen=Seen.all())
     assert [asdict(t) for t in report.by_team] == [
         {"team": "everyone", "usd": pytest.approx(0.19415805, abs=1e-9), "daily_budget_usd": None},
         # The subagent's three Sonnet calls: 100,718.7 per million.
@@ -142,7 +143,7 @@ def test_a_team_can_be_the_log_files_its_calls_came_from(priced: None) -> None:
 def test_a_codex_rollout_is_priced_with_cached_tokens_apart(priced: None) -> None:
     set_price("gpt-5.5", "5", "0.5", "5", "30")
     run_codex([str(FIXTURES / "codex-rollout-0.135.jsonl")])
-    report = build_daily_report(date(2026, 6, 5))
+    report = build_daily_report(date(2026, 6, 5), seen=Seen.all())
     # Its cumulative total: 22,539 input of which 20,864 cached, 10 output:
     # 1,675 x 5 + 20,864 x 0.5 + 10 x 30 = 19,107 per million.
     assert report.total_usd == pytest.approx(0.019107, abs=1e-9)
@@ -156,7 +157,7 @@ def test_a_logged_cost_wins_and_the_computed_one_is_kept(priced: None) -> None:
         ),
         llm_call("2026-01-14T11:00:00Z", "r1", "claude-haiku-4-5", 0, 0, 0, 100_000),
     )
-    report = build_daily_report(date(2026, 1, 14))
+    report = build_daily_report(date(2026, 1, 14), seen=Seen.all())
     assert report.total_usd == pytest.approx(0.5 + 0.5)
     assert report.logged_usd == pytest.approx(0.5)
     assert report.computed_usd == pytest.approx(1.0 + 0.5)
@@ -167,13 +168,13 @@ def test_days_are_utc_unless_a_zone_is_given(priced: None) -> None:
         llm_call("2026-01-14T23:30:00Z", "r1", "claude-haiku-4-5", 1_000_000, 0, 0, 0),
         llm_call("2026-01-15T00:30:00Z", "r1", "claude-haiku-4-5", 2_000_000, 0, 0, 0),
     )
-    assert build_daily_report(date(2026, 1, 14)).total_usd == pytest.approx(1.0)
+    assert build_daily_report(date(2026, 1, 14), seen=Seen.all()).total_usd == pytest.approx(1.0)
     # In New York (UTC-5) both calls fall on the 14th.
-    ny = build_daily_report(date(2026, 1, 14), "America/New_York")
+    ny = build_daily_report(date(2026, 1, 14), "America/New_York", seen=Seen.all())
     assert ny.total_usd == pytest.approx(3.0)
     # A price from the 15th (UTC) applies to the part of New York's 14th after UTC midnight.
     set_price("claude-haiku-4-5", "2", "0.2", "2.5", "10", valid_from="2026-01-15")
-    ny = build_daily_report(date(2026, 1, 14), "America/New_York")
+    ny = build_daily_report(date(2026, 1, 14), "America/New_York", seen=Seen.all())
     assert ny.total_usd == pytest.approx(1.0 + 4.0)
 
 
@@ -187,7 +188,7 @@ def test_trend_teams_and_gpu_cost(priced: None) -> None:
     GpuPrice.objects.create(
         target="vllm-a", gpus=2, usd_per_gpu_hour=Decimal("2.5"), valid_from=date(2026, 1, 1)
     )
-    report = build_daily_report(date(2026, 1, 14))
+    report = build_daily_report(date(2026, 1, 14), seen=Seen.all())
     assert report.previous_day_usd == pytest.approx(1.0)
     assert report.change_usd == pytest.approx(2.0)
     assert report.change_pct == pytest.approx(200.0)
@@ -210,7 +211,7 @@ def test_a_call_without_a_model_is_unpriced(priced: None) -> None:
             "usage": {"input_tokens": 5, "output_tokens": 5},
         }
     )
-    report = build_daily_report(date(2026, 1, 14))
+    report = build_daily_report(date(2026, 1, 14), seen=Seen.all())
     assert report.unpriced == ["(no model)"]
     assert report.total_usd == 0.0
 
@@ -233,7 +234,7 @@ def test_gpu_cost_per_million_generated_tokens_comes_from_the_scrapes(priced: No
     GpuPrice.objects.create(
         target="vllm-a", gpus=1, usd_per_gpu_hour=Decimal("2"), valid_from=date(2026, 1, 1)
     )
-    [gpu] = build_daily_report(date(2026, 1, 14)).gpu
+    [gpu] = build_daily_report(date(2026, 1, 14), seen=Seen.all()).gpu
     assert gpu.generated_tokens == 2_500_000
     assert gpu.usd == pytest.approx(48.0)
     assert gpu.usd_per_mtok == pytest.approx(48.0 / 2.5)
@@ -269,7 +270,7 @@ def test_a_call_past_200k_prompt_tokens_is_billed_whole_at_long_context_rates(
             },
         ),
     )
-    report = build_daily_report(date(2026, 1, 14))
+    report = build_daily_report(date(2026, 1, 14), seen=Seen.all())
     # At the shipped Sonnet 4.5 prices (3 / 0.3 / 3.75 / 6 / 15; long context 6 / 0.6 /
     # 7.5 / 12 / 22.5), per million tokens:
     # long:  10,000 x 6 + 150,000 x 0.6 + 60,000 x 7.5 + 40,000 x 12 + 2,000 x 22.5
@@ -294,7 +295,7 @@ def test_a_fast_mode_call_is_priced_at_the_models_fast_rates(db: None, tmp_path:
         claude_response("msg_fast", {**usage, "speed": "fast"}, model=OPUS, timestamp=FEB_12),
         claude_response("msg_standard", usage, model=OPUS, timestamp=FEB_12),
     )
-    [opus] = build_daily_report(date(2026, 2, 12)).by_model
+    [opus] = build_daily_report(date(2026, 2, 12), seen=Seen.all()).by_model
     # The shipped Opus 4.6 row, per million tokens: standard 5 / 0.5 / 6.25 / 25, fast
     # six times that, 30 / 3 / 37.5 / 150.
     # fast:     100 x 30 + 20,000 x 3 + 1,000 x 37.5 + 500 x 150 = 175,500
@@ -328,7 +329,7 @@ def test_an_advisors_tokens_in_a_response_are_priced_at_the_advisors_model(
         ],
     }
     ingest_transcript(tmp_path, claude_response("msg_advised", usage, timestamp=FEB_12))
-    report = build_daily_report(date(2026, 2, 12))
+    report = build_daily_report(date(2026, 2, 12), seen=Seen.all())
     by_model = {m.model: (m.calls, m.usd) for m in report.by_model}
     # Sonnet 4.5 (the executor): 1,000 x 3 + 10,000 x 0.3 + 2,000 x 15 = 36,000 per million.
     # Opus 4.6 (the advisor): 12,000 x 5 + 700 x 25 = 77,500 per million.

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from django.core.management import call_command
 
+from analytics.access.visibility import seen_for_team
 from analytics.costs.models import ModelPrice, RecipientKind, ReportDelivery, ReportRecipient
 from analytics.costs.report_delivery import MAX_ATTEMPTS, deliver_report
 from analytics.costs.report_schedule import due_report_day
@@ -82,7 +83,7 @@ def test_the_email_arrives_over_smtp_with_the_csv_attached(spend: None, settings
         settings.EMAIL_HOST, settings.EMAIL_PORT = server.host, server.port
         settings.EMAIL_USE_TLS = False
         ReportRecipient.objects.create(kind=RecipientKind.EMAIL, target="ops@example.com")
-        outcome = deliver_report(DAY)
+        outcome = deliver_report(DAY, seen_for_team=seen_for_team)
     assert (outcome.sent, outcome.failed) == (1, 0)
     [received] = server.messages
     assert received.recipients == ["ops@example.com"]
@@ -103,7 +104,7 @@ def test_a_failed_send_is_recorded_and_retried_at_most_max_attempts(spend: None,
     settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()  # nothing listens
     ReportRecipient.objects.create(kind=RecipientKind.EMAIL, target="ops@example.com")
     for _ in range(MAX_ATTEMPTS + 1):
-        deliver_report(DAY)
+        deliver_report(DAY, seen_for_team=seen_for_team)
     attempts = ReportDelivery.objects.all()
     assert attempts.count() == MAX_ATTEMPTS
     assert all(not a.ok and "ConnectionRefusedError" in a.error for a in attempts)
@@ -135,8 +136,8 @@ def webhook_receiver() -> Iterator[tuple[str, list[bytes]]]:
 def test_a_webhook_gets_the_summary_once_per_day(spend: None) -> None:
     with webhook_receiver() as (url, bodies):
         ReportRecipient.objects.create(kind=RecipientKind.WEBHOOK, target=url)
-        first = deliver_report(DAY)
-        second = deliver_report(DAY)
+        first = deliver_report(DAY, seen_for_team=seen_for_team)
+        second = deliver_report(DAY, seen_for_team=seen_for_team)
     assert (first.sent, second.sent, second.skipped) == (1, 0, 1)
     [body] = bodies
     text = orjson.loads(body)["text"]

@@ -11,6 +11,7 @@ from analytics.costs.models import ModelPrice
 from analytics.costs.report import build_daily_report
 from analytics.costs.report_formats import to_json
 from ingest.pipelines.agent_events import ingest_body
+from lib.access import Seen
 
 pytestmark = pytest.mark.usefixtures("lake")
 
@@ -32,7 +33,7 @@ def test_the_json_lists_the_reports_fields_in_their_order(db: None) -> None:
     }
     ingest_body(orjson.dumps(call) + b"\n")
 
-    answer = orjson.loads(to_json(build_daily_report(date(2026, 1, 14))))
+    answer = orjson.loads(to_json(build_daily_report(date(2026, 1, 14), seen=Seen.all())))
 
     assert list(answer) == [
         "date",

@@ -12,6 +12,7 @@ from analytics.tokens.report import (
     tax_table,
     traffic_report,
 )
+from lib.access import Seen
 
 
 def test_a_saving_is_what_the_move_takes_off_and_its_fraction() -> None:
@@ -24,7 +25,7 @@ def test_a_saving_is_what_the_move_takes_off_and_its_fraction() -> None:
 def test_without_requests_the_traffic_report_is_empty_between_the_configured_ends(
     lake: Path,
 ) -> None:
-    assert traffic_report(None, None) == TrafficReport(
+    assert traffic_report(None, None, seen=Seen.all()) == TrafficReport(
         encodings=[],
         from_encoding="gpt2",
         to_encoding="o200k_base",
@@ -32,7 +33,7 @@ def test_without_requests_the_traffic_report_is_empty_between_the_configured_end
         languages=[],
         saving=Saving(0, 0, 0, None),
     )
-    assert tax_table("cl100k_base", "traffic") == TrafficTaxTable(
+    assert tax_table("cl100k_base", "traffic", seen=Seen.all()) == TrafficTaxTable(
         encoding="cl100k_base", source="traffic", baseline="en", languages=[]
     )
 

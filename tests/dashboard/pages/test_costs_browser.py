@@ -98,3 +98,25 @@ def test_a_month_without_spend_says_what_to_do_at_any_width(
         assert note is not None and box is not None
         assert box["x"] <= note["x"] and note["x"] + note["width"] <= box["x"] + box["width"]
         page.screenshot(path=str(tmp_path / f"costs-empty-{width}.png"), full_page=True)
+
+
+def test_a_user_in_no_team_sees_why_the_page_is_empty_at_any_width(
+    page: Page, live_server: Any, spend: None, django_user_model: Any, tmp_path: Path
+) -> None:
+    from tests.analytics.costs.two_teams import make_user
+
+    user = make_user(django_user_model, "nia")
+    user.set_password(PASSWORD)
+    user.save()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "nia")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    for width in (1440, 375):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.goto(f"{live_server.url}/costs/?date=2026-01-14")
+        _charts_drawn(page)
+        expect(page.locator(".no-team")).to_contain_text("You are in no team")
+        expect(page.locator(".stat .value").first).to_have_text("$0.00")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.screenshot(path=str(tmp_path / f"costs-no-team-{width}.png"), full_page=True)

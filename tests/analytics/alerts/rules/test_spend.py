@@ -10,6 +10,7 @@ import pytest
 
 from analytics.costs.models import ModelPrice, Team
 from analytics.costs.report import build_daily_report
+from lib.access import Seen
 from tests.analytics.alerts.rules.findings import evaluate, ingest_events
 from tests.analytics.alerts.scenarios import T0
 
@@ -43,7 +44,7 @@ def test_daily_spend_matches_the_cost_report_and_uses_a_teams_budget(lake: Path)
     # By 09:30 four calls ($11.20); by 10:30 all six.
     assert evaluate("daily_spend", 12.0, 90)["all"].value == pytest.approx(11.2)
     total = evaluate("daily_spend", 12.0, 150)["all"]
-    report = build_daily_report(T0.date())
+    report = build_daily_report(T0.date(), seen=Seen.all())
     assert total.active and total.value == pytest.approx(report.total_usd) == pytest.approx(16.8)
     team = evaluate("daily_spend", None, 150, scope={"team": "search"})["search"]
     assert team.active and team.value == pytest.approx(8.4)
