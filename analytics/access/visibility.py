@@ -17,6 +17,7 @@ from analytics.access.models import Access
 from analytics.costs.models import Team
 from analytics.runs.queries import run_names, run_sources
 from analytics.serving.models import ScrapeTarget
+from analytics.tokens.queries import request_run_names
 from lib.access import Role, Seen
 
 
@@ -64,7 +65,10 @@ def seen_for_teams(teams: Iterable[Team]) -> Seen:
         return Seen.nothing()
     run_patterns = tuple(sorted({p for t in teams for p in (t.run_patterns or [])}))
     source_patterns = sorted({p for t in teams for p in (t.source_patterns or [])})
-    runs = {r for r in run_names() if any(fnmatch.fnmatchcase(r, p) for p in run_patterns)}
+    # Runs known from events and from request records (a request may name a run that
+    # logged no events).
+    known = set(run_names()) | set(request_run_names())
+    runs = {r for r in known if any(fnmatch.fnmatchcase(r, p) for p in run_patterns)}
     if source_patterns:
         runs |= {
             run

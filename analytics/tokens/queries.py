@@ -29,6 +29,7 @@ ORDER BY p.language, p.id
 PARALLEL_ENCODINGS_SQL = "SELECT DISTINCT encoding FROM parallel_tokens ORDER BY encoding"
 
 REQUEST_ENCODINGS_SQL = "SELECT DISTINCT encoding FROM request_tokens ORDER BY encoding"
+REQUEST_RUNS_SQL = "SELECT DISTINCT run FROM requests WHERE run IS NOT NULL ORDER BY run"
 
 # A request the caller sees: by its run or by its instance (bound with _seen_params).
 _VISIBLE_REQUEST = f"({visible_run_sql('r.run')} OR {visible_instance_sql('r.instance')})"
@@ -88,6 +89,12 @@ WHERE {_VISIBLE_REQUEST}
 
 def _seen_params(seen: Seen) -> dict[str, object]:
     return {"seen_runs": seen.run_list(), "seen_instances": seen.instance_list()}
+
+
+def request_run_names() -> list[str]:
+    """The runs request records name (what team run patterns are matched against, with
+    the runs of events)."""
+    return [row["run"] for row in warehouse.fetch_all(REQUEST_RUNS_SQL)]
 
 
 def parallel_counts(encoding: str) -> list[ParallelCount]:
