@@ -76,10 +76,10 @@ class Features:
         self.descriptors = Histogram(NIXL_DESCRIPTOR_BUCKETS)
 
     def adapter(self) -> str | None:
-        """The adapter a new request names: one in four asks for the base model."""
+        """The adapter a new request names, or None (the base model): equally likely."""
         if not self.lora:
             return None
-        choice = self.rng.randrange(len(self.cfg.lora_adapters) + 1)
+        choice = int(self.rng.random() * (len(self.cfg.lora_adapters) + 1))
         return self.cfg.lora_adapters[choice] if choice < len(self.cfg.lora_adapters) else None
 
     def lora_state(self, now: float, waiting: list[str | None], running: list[str | None]) -> None:

@@ -287,23 +287,30 @@ class Engine:
         self.iteration_tokens.observe(float(len(decoding)), per_request)
         # The per-token loop binds what it touches to locals (the demo's history runs it
         # ~10^6 times); the arithmetic and the random draws are the same, in the same order.
-        counters, uniform01, itl_hist = self.counters, self.rng.random, self.itl
+        counters, uniform01, itl_hist, ceil = self.counters, self.rng.random, self.itl, math.ceil
         itl_bounds, itl_counts = itl_hist.bounds, itl_hist.counts
         block_size, generated_before = self.cfg.block_size, counters.generation_tokens
+        gpu_blocks, prefix_blocks = self.cfg.num_gpu_blocks, self.prefix_blocks
         for req in list(decoding):
             if not req.running:
                 continue
             if req.first_token_at is None:
                 req.first_token_at = req.prefill_done_at
                 self.ttft.observe(req.first_token_at - req.arrived)
-            tokens = min(per_request, req.output_tokens - req.generated)
+            remaining = req.output_tokens - req.generated
+            tokens = remaining if remaining < per_request else per_request  # min()
             req.generated += tokens
             counters.generation_tokens += tokens
             latency = itl * (0.85 + (1.2 - 0.85) * uniform01())  # rng.uniform(0.85, 1.2)
             itl_counts[bisect_left(itl_bounds, latency)] += tokens  # itl.observe(latency, tokens)
             itl_hist.total += latency * tokens
-            own = req.prompt_tokens - req.shared_prefix + req.generated
-            needed = max(1, math.ceil(own / block_size)) - req.blocks
+            own_blocks = ceil((req.prompt_tokens - req.shared_prefix + req.generated) / block_size)
+            needed = (own_blocks if own_blocks > 1 else 1) - req.blocks  # _blocks_for()
+            # `req` runs, so the shared prefix is held: the free blocks are the rest
+            if 0 < needed <= gpu_blocks - prefix_blocks - self.blocks_in_use:
+                req.blocks += needed
+                self.blocks_in_use += needed
+                needed = 0
             while needed > 0:
                 taken = min(needed, self.cfg.num_gpu_blocks - self.used_blocks())
                 if taken > 0:
