@@ -10,6 +10,8 @@ import bisect
 class Histogram:
     """Cumulative-bucket histogram that can observe one value many times at once."""
 
+    __slots__ = ("bounds", "counts", "total")  # observed ~10^6 times by the demo's history
+
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self.bounds = bounds
         self.counts = [0.0] * (len(bounds) + 1)  # last is +Inf

@@ -179,8 +179,8 @@ def test_histograms_carry_the_simulations_buckets_cumulated_with_its_sum() -> No
     [total] = samples(families, "vllm:request_time_per_output_token_seconds", "_sum")
     assert total.value == engine.request_tpot.total
     finished = sum(engine.counters.finished.values())
-    [count] = samples(families, "vllm:e2e_request_latency_seconds", "_count")
-    assert count.value == finished > 0
+    [e2e] = samples(families, "vllm:e2e_request_latency_seconds", "_count")
+    assert e2e.value == finished > 0
     # vLLM's 1-2-5 token buckets up to max_model_len 32768, written as floats
     le = [s.labels["le"] for s in samples(families, "vllm:request_prompt_tokens", "_bucket")]
     assert le[:4] == ["1.0", "2.0", "5.0", "10.0"] and le[-2:] == ["20000.0", "+Inf"]
