@@ -23,12 +23,20 @@ from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.loading import IngestSummary
 from ingest.pipelines.pending_scrape import PendingScrape
 from ingest.pipelines.vllm_scrape import load_scrapes
-from ingest.standin.exposition import V1, render
+from ingest.standin.exposition import V1, Exposition
 from ingest.standin.simulation import Engine, EngineConfig
 
 INSTANCE = "demo-vllm"  # not the live stand-in's name: its counters start from zero
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 SEED = 26
+# Every feature on, so each Serving view has figures: 3-token drafts (EAGLE-like
+# acceptance), two LoRA adapters and a NIXL connector to a cross-instance prefix cache.
+CONFIG = EngineConfig(
+    spec_tokens=3,
+    spec_acceptance=0.72,
+    lora_adapters=("sql-lora", "support-lora"),
+    kv_connector=True,
+)
 HISTORY_FILE = "scrapes.jsonl"  # one line per scrape: {"ts": RFC 3339, "metrics": text}
 SCRAPE_EVERY = timedelta(minutes=2)
 # The live stand-in steps 0.25 s; 13 hours of that take ~11 s, so the history steps
@@ -55,7 +63,8 @@ class History:
 def simulate(history: History) -> list[tuple[datetime, str]]:
     """(time, `/metrics` text) of one V1 engine at every scrape time, deterministically."""
     created = history.start.timestamp()
-    engine = Engine(EngineConfig(), SEED, created)
+    engine = Engine(CONFIG, SEED, created)
+    exposition = Exposition({"0": engine}, V1, MODEL, created)
     surge_from, surge_to = history.surge
     scrapes = []
     for ts in history.scrape_times():
@@ -63,7 +72,7 @@ def simulate(history: History) -> list[tuple[datetime, str]]:
         surging = surge_from <= ts < surge_to
         engine.rate_factor = SURGE_FACTOR if surging else 1.0
         engine.advance_to(ts.timestamp(), SURGE_STEP_S if surging else STEP_S)
-        scrapes.append((ts, render({"0": engine}, V1, MODEL, created)))
+        scrapes.append((ts, exposition.render()))
     return scrapes
 
 

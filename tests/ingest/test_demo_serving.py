@@ -10,8 +10,10 @@ from statistics import mean
 import orjson
 import pytest
 from django.test import Client
+from prometheus_client.parser import text_string_to_metric_families
 
 from ingest import demo, demo_serving
+from ingest.parsers.vllm import parse_scrape
 from ingest.synthetic.harness import build_events
 
 NOW = datetime(2026, 3, 2, 12, 30, 45, tzinfo=UTC)
@@ -118,3 +120,37 @@ def test_a_line_that_is_no_scrape_is_set_aside_with_its_position_and_the_rest_re
     assert [p.up for p in pending] == [True, False, True]
     assert (pending[1].error or "").startswith(f"{path}:3: ")
     assert len(bad) == 1 and bad[0].startswith(f"{path}:2: not a scrape record")
+
+
+def test_the_history_shows_spec_decoding_lora_and_the_kv_connector_for_their_views() -> None:
+    start = datetime(2026, 3, 2, 7, 0, tzinfo=UTC)
+    history = demo_serving.History(start, start + timedelta(minutes=40), (start, start))
+    ts, text = demo_serving.simulate(history)[-1]
+    assert ts == start + timedelta(minutes=40)
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+
+    def total(name: str, **labels: str) -> float:
+        return sum(
+            s.value
+            for s in families[name].samples
+            if s.name in (name, f"{name}_total", f"{name}_count") and labels.items() <= s.labels.items()
+        )  # fmt: skip
+
+    per_pos = [
+        total("vllm:spec_decode_num_accepted_tokens_per_pos", position=str(p)) for p in range(3)
+    ]
+    drafted = total("vllm:spec_decode_num_draft_tokens")
+    assert drafted >= total("vllm:spec_decode_num_accepted_tokens") > 0
+    assert per_pos[0] > per_pos[1] > per_pos[2] > 0
+    running = {
+        s.labels["running_lora_adapters"] for s in families["vllm:lora_requests_info"].samples
+    }
+    assert "sql-lora,support-lora" in running
+    assert total("vllm:prompt_tokens_by_source", source="external_kv_transfer") > 0
+    assert total("vllm:nixl_xfer_time_seconds") > 0
+    assert total("vllm:request_time_per_output_token_seconds") > 0
+    assert total("vllm:engine_sleep_state", sleep_state="awake") == 1.0
+    scrape = parse_scrape(text)  # today's parser takes it whole
+    assert {"kv_usage", "preemptions", "ttft", "itl", "queue_time"} <= set(
+        filter(None, scrape.metrics)
+    )

@@ -4,13 +4,14 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analytics.serving import queries as serving
 from ingest.parsers.vllm import EngineKind, parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, collect_scrape, load_scrapes
 from ingest.standin.simulation import EngineConfig
-from ingest.standin_vllm import StandinServer, serve
+from ingest.standin_vllm import StandinServer, from_args, serve
 
 
 def test_v1_standin_exposes_vllm_v1_names_for_each_engine() -> None:
@@ -108,7 +109,8 @@ def test_counters_and_histograms_carry_created_times_the_way_prometheus_client_w
         (s.labels["engine"], s.labels["finished_reason"])
         for s in families["vllm:request_success"].samples
     }
-    assert reasons == {("0", "stop"), ("0", "length"), ("1", "stop"), ("1", "length")}
+    # every finish reason vLLM knows is registered for each engine, at zero until one ends so
+    assert reasons == {(e, r) for e in ("0", "1") for r in ("stop", "length", "abort")}
 
 
 def test_what_the_standin_serves_parses_through_the_scraper() -> None:
@@ -126,3 +128,65 @@ def test_what_the_standin_serves_parses_through_the_scraper() -> None:
         assert pending.scrape.engine_kind is EngineKind(version)
         assert pending.scrape.engine_count == engines
         assert (pending.scrape.block_size, pending.scrape.num_gpu_blocks) == (16, 4096)
+
+
+def test_a_loopback_scrape_through_the_loader_reads_the_simulations_own_state(
+    lake: Path,
+) -> None:
+    config = EngineConfig(num_gpu_blocks=512, burst_rate_per_s=8.0, burst_every_s=60.0)
+    standin = StandinServer(seed=5, config=config)
+    # Advance the engine ahead of the wall clock into a burst: the GET finds it there.
+    standin.metrics(now=standin.created + 90)
+    server = serve(standin, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        pending = collect_scrape("standin", f"http://{host!s}:{port}/metrics")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert pending.error is None and pending.scrape is not None
+    scrape = pending.scrape
+    engine = standin.engines["0"]
+    got = {
+        (m, le): v
+        for m, e, le, v in zip(scrape.metrics, scrape.engines, scrape.les, scrape.values, strict=True)
+        if m and e == "0"
+    }  # fmt: skip
+
+    # KV usage by hand: the shared system prompt's 1024 / 16 blocks while anything runs,
+    # plus each running request's own blocks, over the 512 blocks of the cache.
+    blocks = (1024 // 16 if engine.running else 0) + sum(r.blocks for r in engine.running)
+    assert got[("kv_usage", None)] == min(1.0, blocks / 512) > 0.5
+    assert got[("preemptions", None)] == engine.counters.preemptions > 0
+    # TTFT: each bucket holds the requests at or under its bound, summed here by hand
+    bounds = engine.ttft.bounds
+    for i, bound in enumerate(bounds):
+        at_or_under = sum(engine.ttft.counts[: i + 1])
+        assert got[("ttft", float(bound))] == at_or_under
+    assert got[("ttft_count", None)] == sum(engine.ttft.counts) > 0
+    assert got[("ttft_sum", None)] == engine.ttft.total
+
+    result = load_scrapes([pending])
+    assert (result.scrapes, result.failed, result.samples) == (1, 0, len(scrape))
+
+
+def test_the_command_line_switches_each_feature_and_refuses_them_on_v0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    flags = "--spec-tokens 4 --spec-acceptance 0.6 --kv-connector --max-loras 2".split()
+    standin, _ = from_args([*flags, "--lora-adapters", "a, b,"])
+    cfg = standin.config
+    assert (cfg.spec_tokens, cfg.spec_acceptance, cfg.lora_adapters) == (4, 0.6, ("a", "b"))
+    assert (cfg.max_loras, cfg.kv_connector) == (2, True)
+    plain, _ = from_args([])
+    assert (plain.config.spec_tokens, plain.config.lora_adapters) == (0, ())
+    assert plain.config.kv_connector is False
+    with pytest.raises(SystemExit) as exit_:
+        from_args(["--version", "v0", "--kv-connector"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.endswith("--spec-tokens, --lora-adapters and --kv-connector need --version v1")
+    with pytest.raises(SystemExit):
+        from_args(["--spec-acceptance", "1.5"])
