@@ -90,7 +90,7 @@ def settings_index(request: HttpRequest) -> HttpResponse:
 
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="what it is for, e.g. laptop collector")
-    scope = forms.ChoiceField(choices=[])
+    scope = forms.ChoiceField(choices=[], widget=forms.RadioSelect)
     expires_days = forms.IntegerField(
         label="Expires in (days)", required=False, min_value=1, max_value=MAX_DAYS
     )
