@@ -72,7 +72,9 @@ def test_a_bad_expiry_is_one_clear_error(user: User) -> None:
         {"name": "x", "scope": "read", "expires_days": "3", "expires_on": "2099-03-01"},
     )
     assert "give the expiry in days or as a date, not both" in both.content.decode()
-    past = client.post("/settings/tokens/", {"name": "x", "scope": "read", "expires_on": "2020-01-01"})
+    past = client.post(
+        "/settings/tokens/", {"name": "x", "scope": "read", "expires_on": "2020-01-01"}
+    )
     assert "the date must be after today (UTC)" in past.content.decode()
     assert ApiToken.objects.count() == 0
 
@@ -101,7 +103,9 @@ def test_revoking_stops_the_token_at_once(user: User) -> None:
 
 
 def test_an_expired_token_is_refused(user: User) -> None:
-    _, raw = ApiToken.issue(user, "old", Scope.READ, expires_at=timezone.now() - timedelta(seconds=1))
+    _, raw = ApiToken.issue(
+        user, "old", Scope.READ, expires_at=timezone.now() - timedelta(seconds=1)
+    )
     assert Client().get("/api/runs", **_bearer(raw)).status_code == 401  # type: ignore[arg-type]
 
 
