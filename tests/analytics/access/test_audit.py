@@ -35,9 +35,11 @@ def test_an_api_post_is_recorded_with_its_user_and_fields(
 ) -> None:
     body = {"name": "kv high", "kind": "kv_usage", "threshold": 0.95, "for": "5m"}
     response = Client().post(
-        "/api/alert-rules", orjson.dumps(body), content_type="application/json", **{
-            "HTTP_AUTHORIZATION": auth_headers["Authorization"]}
-    )  # fmt: skip
+        "/api/alert-rules",
+        orjson.dumps(body),
+        content_type="application/json",
+        headers=auth_headers,
+    )
     assert response.status_code == 200, response.content
     entry = _last("alert rule")
     rule = AlertRule.objects.get(name="kv high")

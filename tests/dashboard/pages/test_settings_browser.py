@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from analytics.costs.models import Team
 from dashboard.models import ApiToken, hash_token
@@ -20,7 +20,10 @@ pytestmark = pytest.mark.browser
 
 PASSWORD = "settings-browser-password"
 PAGES = ["/settings/tokens/", "/settings/users/", "/settings/teams/", "/settings/audit/"]
-WIDTHS = {"1440": {"width": 1440, "height": 1000}, "375": {"width": 375, "height": 800}}
+WIDTHS: dict[str, ViewportSize] = {
+    "1440": {"width": 1440, "height": 1000},
+    "375": {"width": 375, "height": 800},
+}
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ def _create(client: Client, **form: str) -> str:
 
 
 def _bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+    return {"Authorization": f"Bearer {raw}"}
 
 
 def test_the_raw_token_is_shown_once_and_works(user: User) -> None:
@@ -50,7 +50,7 @@ def test_the_raw_token_is_shown_once_and_works(user: User) -> None:
     assert (token.user, token.name, token.scope, token.expires_at) == (user, "laptop", "read", None)
     reloaded = client.get("/settings/tokens/").content.decode()
     assert raw not in reloaded and raw[:10] in reloaded  # the prefix identifies it
-    assert Client().get("/api/runs", **_bearer(raw)).status_code == 200  # type: ignore[arg-type]
+    assert Client().get("/api/runs", headers=_bearer(raw)).status_code == 200
 
 
 def test_an_expiry_in_days_or_on_a_date(user: User) -> None:
@@ -94,11 +94,11 @@ def test_revoking_stops_the_token_at_once(user: User) -> None:
     client = _client(user)
     raw = _create(client)
     token = ApiToken.objects.get(token_hash=hash_token(raw))
-    assert Client().get("/api/runs", **_bearer(raw)).status_code == 200  # type: ignore[arg-type]
+    assert Client().get("/api/runs", headers=_bearer(raw)).status_code == 200
     assert client.post("/settings/tokens/", {"revoke": str(token.pk)}).status_code == 302
     token.refresh_from_db()
     assert token.revoked_at is not None
-    response = Client().get("/api/runs", **_bearer(raw))  # type: ignore[arg-type]
+    response = Client().get("/api/runs", headers=_bearer(raw))
     assert response.status_code == 401 and response["Content-Type"].startswith("application/json")
 
 
@@ -106,7 +106,7 @@ def test_an_expired_token_is_refused(user: User) -> None:
     _, raw = ApiToken.issue(
         user, "old", Scope.READ, expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert Client().get("/api/runs", **_bearer(raw)).status_code == 401  # type: ignore[arg-type]
+    assert Client().get("/api/runs", headers=_bearer(raw)).status_code == 401
 
 
 def test_revoking_needs_a_csrf_token(user: User) -> None:
@@ -121,20 +121,20 @@ def test_revoking_needs_a_csrf_token(user: User) -> None:
 def test_an_ingest_token_sends_and_reads_nothing(user: User) -> None:
     raw = _create(_client(user), scope="ingest")
     client = Client()
-    assert client.get("/api/runs", **_bearer(raw)).status_code == 403  # type: ignore[arg-type]
+    assert client.get("/api/runs", headers=_bearer(raw)).status_code == 403
     sent = client.post(
-        "/api/ingest/agent-events", EVENT, content_type="application/x-ndjson", **_bearer(raw)
-    )  # type: ignore[arg-type]
+        "/api/ingest/agent-events", EVENT, content_type="application/x-ndjson", headers=_bearer(raw)
+    )
     assert sent.status_code == 200, sent.content
 
 
 def test_a_read_token_reads_and_changes_nothing(user: User) -> None:
     raw = _create(_client(user), scope="read")
     client = Client()
-    assert client.get("/api/runs", **_bearer(raw)).status_code == 200  # type: ignore[arg-type]
+    assert client.get("/api/runs", headers=_bearer(raw)).status_code == 200
     sent = client.post(
-        "/api/ingest/agent-events", EVENT, content_type="application/x-ndjson", **_bearer(raw)
-    )  # type: ignore[arg-type]
+        "/api/ingest/agent-events", EVENT, content_type="application/x-ndjson", headers=_bearer(raw)
+    )
     assert sent.status_code == 403
     assert sent["Content-Type"].startswith("application/json")
 
