@@ -148,7 +148,11 @@ def users_page(request: HttpRequest) -> HttpResponse:
         request,
         "settings/users.html",
         settings_context(
-            request, "settings-users", form=form, rows=[_access_row(u) for u in users]
+            request,
+            "settings-users",
+            form=form,
+            rows=[_access_row(u) for u in users],
+            password_rules=password_validation.password_validators_help_texts(),
         ),
         status=422 if form.is_bound else 200,
     )

@@ -88,6 +88,7 @@ def test_each_password_problem_is_shown(user: User, settings: object) -> None:
     assert response.status_code == 422
     assert "This password is too short. It must contain at least 8 characters." in page
     assert "This password is entirely numeric." in page
+    assert "<li>Your password must contain at least 8 characters.</li>" in page  # the rules
     assert not User.objects.filter(username="dora").exists()
 
 
