@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 
+from analytics.access.audit import acting_for
 from analytics.access.visibility import role_for_user, seen_for_user
 from lib.access import Role, Scope, Seen
 from lib.errors import ForbiddenError
@@ -24,8 +25,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 INGEST_PREFIXES = ("/api/ingest/", "/v1/")
 # POSTs that compute an answer and change nothing: a read token and a viewer may call them.
 READ_POSTS = frozenset({"/api/tokens/count"})
-# Page POSTs a viewer may make: they change only the user's own session or preferences.
-VIEWER_POSTS = frozenset({"/accounts/login/", "/accounts/logout/", "/preferences/time-zone/"})
+# Page POSTs a viewer may make: they change only the user's own session, preferences or
+# API tokens (a viewer's tokens can only read: the Settings page offers them no other scope).
+VIEWER_POSTS = frozenset(
+    {"/accounts/login/", "/accounts/logout/", "/preferences/time-zone/", "/settings/tokens/"}
+)
 
 
 def scope_allows(scope: Scope, method: str, path: str) -> bool:
@@ -105,4 +109,6 @@ class AccessMiddleware:
             and not role_allows(role_for_user(request.user), request.method or "POST", path)
         ):
             return HttpResponseForbidden("Your role is viewer: it may read, not change.")
-        return self.get_response(request)
+        # The audit log names this request's user for every change made while it runs.
+        with acting_for(request):
+            return self.get_response(request)

@@ -12,12 +12,16 @@ NAV_ITEMS = (
     ("tokens", "Tokens", "tokens"),
     ("costs", "Costs", "costs"),
     ("alerts", "Alerts", "alerts"),
+    ("settings", "Settings", "settings"),  # every signed-in user: their own API tokens
 )
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
     items = []
+    signed_in = getattr(getattr(request, "user", None), "is_authenticated", False)
     for key, label, url_name in NAV_ITEMS:
+        if key == "settings" and not signed_in:
+            continue
         try:
             items.append({"key": key, "label": label, "url": reverse(url_name)})
         except NoReverseMatch:

@@ -10,6 +10,8 @@ from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
 from dashboard.pages import runs as views
 from dashboard.pages import serving as serving_pages
+from dashboard.pages import settings as settings_pages
+from dashboard.pages import settings_audit, settings_teams, settings_users
 from dashboard.pages import tokens as tokens_pages
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
@@ -61,6 +63,18 @@ urlpatterns = [
         alerts_pages.set_rule_enabled,
         name="alerts-rule-enabled",
     ),
+    path("settings/", settings_pages.settings_index, name="settings"),
+    path("settings/tokens/", settings_pages.tokens_page, name="settings-tokens"),
+    path("settings/users/", settings_users.users_page, name="settings-users"),
+    path("settings/users/<int:user_id>/", settings_users.user_edit, name="settings-user"),
+    path("settings/teams/", settings_teams.teams_page, name="settings-teams"),
+    path("settings/teams/<int:team_id>/", settings_teams.team_edit, name="settings-team"),
+    path(
+        "settings/teams/<int:team_id>/delete/",
+        settings_teams.team_delete,
+        name="settings-team-delete",
+    ),
+    path("settings/audit/", settings_audit.audit_page, name="settings-audit"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("preferences/time-zone/", set_time_zone, name="time-zone"),

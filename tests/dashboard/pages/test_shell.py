@@ -32,6 +32,10 @@ PAGES = [
     "/serving/instance/gpu-flap/",
     "/alerts/",
     "/alerts/rules/new/",
+    "/settings/tokens/",
+    "/settings/users/",
+    "/settings/teams/",
+    "/settings/audit/",
     "/no-such-page/",
 ]
 CHART_PAGE = "/serving/"  # two charts over the serving scenario
@@ -110,7 +114,7 @@ def test_at_phone_width_every_page_fits_and_its_navigation_is_reachable(
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{path} is {width} px wide"
         nav = page.locator("header.topbar nav a")
-        assert nav.count() == 6, path  # Runs, Overview, Serving, Tokens, Costs, Alerts
+        assert nav.count() == 7, path  # Runs, Overview, Serving, Tokens, Costs, Alerts, Settings
         assert page.evaluate(UNREACHABLE_LINKS) == [], path
         assert page.evaluate(SQUEEZED_CELLS, FEW_CHARACTERS) == [], path
     page.goto(f"{live_server.url}/")
