@@ -110,6 +110,7 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
             "nav": "serving",
             "rows": rows,
             "never_scraped": never_scraped,
+            "sees_everything": seen.everything,
             "range": page.context(shown=(shown.start, shown.end, shown.bucket_s)),
             "kv_src": reverse("serving-fleet-chart", args=["kv"]) + "?" + charts_query,
             "preemptions_src": reverse("serving-fleet-chart", args=["preemptions"])

@@ -260,3 +260,28 @@ def test_import_without_metadata_types_series_by_vllms_own_names(lake: Path, db:
     # (0.1, 0.5]: 0.1 + 0.4 * (8 - 4) / (12 - 4) = 0.3
     w = serving.make_window("vllm-1:8000", None, None, 3600)
     assert latency("ttft", 0.5, "vllm-1:8000", w).overall == pytest.approx(0.3)
+
+
+def test_add_scrape_target_gives_the_target_a_team_and_keeps_it_on_update(db: None) -> None:
+    from analytics.costs.models import Team
+
+    infra = Team.objects.create(name="infra")
+    url = "http://127.0.0.1:8001/metrics"
+    assert _run("add_scrape_target", url, "--instance", "a", "--team", "infra")["team"] == "infra"
+    assert ScrapeTarget.objects.get(name="a").team == infra
+    # An update that names no team keeps the one it had.
+    assert _run("add_scrape_target", url, "--instance", "a", "--every", "30")["team"] == "infra"
+    assert _run("add_scrape_target", url, "--instance", "b")["team"] is None
+
+
+def test_add_scrape_target_refuses_an_unknown_team_in_one_line(db: None) -> None:
+    with pytest.raises(CommandError, match=r"^no team named 'nobody'$"):
+        call_command(
+            "add_scrape_target",
+            "http://127.0.0.1:8001/metrics",
+            "--instance",
+            "a",
+            "--team",
+            "nobody",
+        )
+    assert not ScrapeTarget.objects.exists()
