@@ -7,8 +7,8 @@ from analytics.serving.models import ModelConfig, ScrapeTarget
 
 @admin.register(ScrapeTarget)
 class ScrapeTargetAdmin(admin.ModelAdmin):
-    list_display = ("name", "url", "interval_seconds", "enabled", "last_attempt_at")
-    list_filter = ("enabled",)
+    list_display = ("name", "url", "team", "interval_seconds", "enabled", "last_attempt_at")
+    list_filter = ("enabled", "team")
     search_fields = ("name", "url")
     readonly_fields = ("last_attempt_at", "created_at")
 

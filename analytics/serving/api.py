@@ -4,6 +4,12 @@ prefix cache, preemptions, latency, plus throughput, queue, KV capacity and scra
 Handlers take their parameters as ninja Query schemas (the window as lib.window's
 WindowQuery) and shape answers into the Out schemas; the questions are analytics/serving/'s
 (queries, instances, latency, capacity), whose typed rows the Out schemas read.
+
+Who sees what: every handler reads as `seen_of(request)` (lib.access), through `_window`
+(a series endpoint) or `require_instance(instance, seen)` (an endpoint of one named
+instance); a new endpoint must go through one of them too. An instance the user may not
+see answers 404 "no instance named 'X'", exactly as an unknown one, and a window from
+`_window` makes every fleet-wide figure a sum over only the visible instances (in SQL).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from analytics.serving.instances import (
     require_instance,
 )
 from analytics.serving.latency import latency as read_latency
+from lib.access import Seen, seen_of
 from lib.durations import Time
 from lib.errors import ParameterError
 from lib.window import WindowQuery
@@ -198,38 +205,44 @@ def _kv_point(point: serving.KvPoint) -> KvPointOut:
     return KvPointOut.model_validate(point)
 
 
-def _target_labels() -> dict[str, dict[str, str]]:
+def _target_labels(seen: Seen) -> dict[str, dict[str, str]]:
+    """The labels of every registered target `seen` allows."""
     from analytics.serving.models import ScrapeTarget
 
     return {
         t.name: {str(k): str(v) for k, v in (t.labels or {}).items()}
         for t in ScrapeTarget.objects.all()
+        if seen.sees_instance(t.name)
     }
 
 
-def _window(instance: str | None, window: WindowQuery) -> tuple[serving.Window, Instance | None]:
-    """The request's window and, for one instance, its summary row (404 when unknown)."""
-    row = require_instance(instance) if instance is not None else None
+def _window(
+    instance: str | None, window: WindowQuery, seen: Seen
+) -> tuple[serving.Window, Instance | None]:
+    """The request's window, read as `seen` may, and for one instance its summary row
+    (404 "no instance named 'X'" when unknown or not visible to `seen`)."""
+    row = require_instance(instance, seen) if instance is not None else None
     bucket_s = window.bucket_seconds()
     known = (row.first_scrape, row.last_scrape) if row else None
     w = serving.make_window(
-        instance, window.start_time(), window.end_time(), bucket_s, known_range=known
+        instance, window.start_time(), window.end_time(), bucket_s, known_range=known, seen=seen
     )
     return w, row
 
 
 @router.get("/instances", response=list[InstanceOut])
 def instances(request: HttpRequest) -> list[InstanceOut]:
-    """Every instance ever scraped or imported, and configured targets not yet scraped."""
-    labels = _target_labels()
+    """Every visible instance ever scraped or imported, and visible targets not yet scraped."""
+    seen = seen_of(request)
+    labels = _target_labels(seen)
     out = []
-    seen = set()
-    for row in list_instances():
-        seen.add(row.instance)
+    listed = set()
+    for row in list_instances(seen=seen):
+        listed.add(row.instance)
         out.append(
             InstanceOut.model_validate({**asdict(row), "labels": labels.get(row.instance, {})})
         )
-    for name in sorted(set(labels) - seen):
+    for name in sorted(set(labels) - listed):
         out.append(
             InstanceOut(
                 instance=name,
@@ -251,7 +264,7 @@ def kv_usage(
     request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
 ) -> KvUsageOut:
     """Mean KV-cache usage (fraction 0..1) per bucket, over every engine unless `engine`."""
-    w, _ = _window(series.instance, window)
+    w, _ = _window(series.instance, window, seen_of(request))
     points = [_kv_point(p) for p in serving.kv_usage(series.instance, w, series.engine)]
     return KvUsageOut(instance=series.instance, bucket_seconds=w.bucket_s, points=points)
 
@@ -261,7 +274,7 @@ def prefix_cache(
     request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
 ) -> PrefixCacheOut:
     """Prefix-cache hits, queries and hit rate per bucket and overall (reset-aware)."""
-    w, row = _window(series.instance, window)
+    w, row = _window(series.instance, window, seen_of(request))
     answer = serving.prefix_cache(series.instance, w, series.engine)
     return PrefixCacheOut.model_validate(
         {
@@ -279,7 +292,7 @@ def preemptions(
     request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
 ) -> PreemptionsOut:
     """Preemptions per bucket and in total (reset-aware counter increases)."""
-    w, _ = _window(series.instance, window)
+    w, _ = _window(series.instance, window, seen_of(request))
     answer = serving.preemptions(series.instance, w, series.engine)
     return PreemptionsOut.model_validate(
         {
@@ -302,7 +315,7 @@ def latency(
     as histogram_quantile(q, sum by (le) (increase(..._bucket[bucket])))."""
     if not math.isfinite(params.quantile):
         raise ParameterError("quantile must be a number between 0 and 1")
-    w, _ = _window(series.instance, window)
+    w, _ = _window(series.instance, window, seen_of(request))
     answer = read_latency(params.metric, params.quantile, series.instance, w, series.engine)
     return LatencyOut.model_validate(
         {
@@ -321,7 +334,7 @@ def throughput(
     request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]
 ) -> ThroughputOut:
     """Prompt and generation tokens per second per bucket."""
-    w, _ = _window(series.instance, window)
+    w, _ = _window(series.instance, window, seen_of(request))
     points = serving.throughput(series.instance, w, series.engine)
     return ThroughputOut.model_validate(
         {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
@@ -331,7 +344,7 @@ def throughput(
 @router.get("/queue", response=QueueOut)
 def queue(request: HttpRequest, series: Query[SeriesQuery], window: Query[WindowQuery]) -> QueueOut:
     """Running and waiting requests per bucket (means summed over engines, and peaks)."""
-    w, _ = _window(series.instance, window)
+    w, _ = _window(series.instance, window, seen_of(request))
     points = serving.queue(series.instance, w, series.engine)
     return QueueOut.model_validate(
         {"instance": series.instance, "bucket_seconds": w.bucket_s, "points": points}
@@ -345,7 +358,7 @@ def kv_capacity(request: HttpRequest, params: Query[CapacityQuery]) -> CapacityO
     context = params.context_tokens
     if context is not None and not (math.isfinite(context) and context > 0):
         raise ParameterError("context_tokens must be a positive number")
-    capacity: Capacity = capacity_for(params.instance, context)
+    capacity: Capacity = capacity_for(params.instance, context, seen=seen_of(request))
     out = CapacityOut.model_validate(capacity)
     if capacity.kv_usage is not None:
         out.kv_usage_reason = kv_fraction_problem(capacity.kv_usage)
@@ -357,7 +370,7 @@ def kv_capacity(request: HttpRequest, params: Query[CapacityQuery]) -> CapacityO
 @router.get("/scrapes", response=list[ScrapeOut])
 def scrapes(request: HttpRequest, params: Query[ScrapesQuery]) -> list[Scrape]:
     """The instance's latest scrape outcomes, newest first (errors are one line)."""
-    require_instance(params.instance)
+    require_instance(params.instance, seen_of(request))
     if not 1 <= params.limit <= 1000:
         raise ParameterError("limit must be between 1 and 1000")
     return recent_scrapes(params.instance, params.limit)

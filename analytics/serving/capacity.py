@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from analytics.serving import queries as serving
 from analytics.serving.instances import latest_gauges, require_instance
+from lib.access import Seen
 
 DEFAULT_CONTEXT_TOKENS = 4096.0  # when no request finished in the last hour
 
@@ -43,12 +44,13 @@ def requests_that_fit(num_gpu_blocks: int, block_size: int, engines: int, contex
     return engines * (num_gpu_blocks // blocks_per_request)
 
 
-def capacity_for(instance: str, context_tokens: float | None = None) -> Capacity:
+def capacity_for(instance: str, context_tokens: float | None = None, *, seen: Seen) -> Capacity:
     """The instance's capacity, for requests of `context_tokens` (by default the mean
-    finished request of the hour before its last scrape)."""
+    finished request of the hour before its last scrape); NotFoundError (404) when `seen`
+    does not see it."""
     from analytics.serving.models import ModelConfig
 
-    row = require_instance(instance)
+    row = require_instance(instance, seen)
     engines = row.engines or 1
     block_size, blocks = row.block_size, row.num_gpu_blocks
     capacity = blocks * block_size * engines if block_size and blocks else None
@@ -56,7 +58,7 @@ def capacity_for(instance: str, context_tokens: float | None = None) -> Capacity
     context = context_tokens
     if context is None and row.last_scrape is not None:
         end = row.last_scrape + timedelta(seconds=1)
-        window = serving.make_window(instance, end - timedelta(hours=1), end, 60)
+        window = serving.make_window(instance, end - timedelta(hours=1), end, 60, seen=seen)
         context = serving.mean_request_tokens(instance, window)
     if context is None:
         context = DEFAULT_CONTEXT_TOKENS

@@ -5,6 +5,11 @@ and its gauges at the last successful scrape.
 Reads serving_scrapes and the samples of a scrape's own timestamp; series over a time
 range are analytics/serving/queries.py's. SQL lives here as constants with bound
 parameters; views and API handlers never write SQL.
+
+Who sees an instance is decided here for every reader: list_instances(seen=...) lists only
+the instances `seen` (a lib.access.Seen) allows, and require_instance(instance, seen) is
+the one check of a named instance: an instance the reader may not see is answered exactly
+as one never scraped (NotFoundError, 404, "no instance named 'X'").
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from datetime import datetime
 from typing import Any
 
 import warehouse
+from lib.access import VISIBLE_INSTANCE_SQL, Seen
 from lib.errors import NotFoundError
 
-INSTANCES = """
+INSTANCES = f"""
     SELECT instance,
            max(ts) AS last_scrape,
            max(ts) FILTER (WHERE up) AS last_up,
@@ -35,12 +41,14 @@ INSTANCES = """
            count(*) AS scrapes,
            count(*) FILTER (WHERE NOT up) AS failed_scrapes
     FROM serving_scrapes
-    WHERE $instance::VARCHAR IS NULL OR instance = $instance
+    WHERE ($instance::VARCHAR IS NULL OR instance = $instance) AND {VISIBLE_INSTANCE_SQL}
     GROUP BY instance
     ORDER BY instance
 """
 
-DATA_RANGE = "SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes"
+DATA_RANGE = f"""
+    SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes WHERE {VISIBLE_INSTANCE_SQL}
+"""
 
 INSTANCE_DATA_RANGE = """
     SELECT min(ts) AS first, max(ts) AS last FROM serving_scrapes WHERE instance = $instance
@@ -132,23 +140,28 @@ class GaugesNow:
     waiting: float | None = None
 
 
-def list_instances(instance: str | None = None) -> list[Instance]:
-    """Every instance's latest scrape facts, or one instance's when named."""
-    return [Instance(**row) for row in warehouse.fetch_all(INSTANCES, {"instance": instance})]
+def list_instances(instance: str | None = None, *, seen: Seen) -> list[Instance]:
+    """The latest scrape facts of every instance `seen` allows, or of one when named."""
+    params = {"instance": instance, "seen_instances": seen.instance_list()}
+    return [Instance(**row) for row in warehouse.fetch_all(INSTANCES, params)]
 
 
-def require_instance(instance: str) -> Instance:
-    """The instance's summary row, or NotFoundError (404) when it was never scraped."""
-    rows = list_instances(instance)
+def require_instance(instance: str, seen: Seen) -> Instance:
+    """The instance's summary row, or NotFoundError (404) when it was never scraped or
+    `seen` does not allow it (the same answer, so an instance's existence does not leak)."""
+    rows = list_instances(instance, seen=seen) if seen.sees_instance(instance) else []
     if not rows:
-        raise NotFoundError(f"unknown instance {instance!r}")
+        raise NotFoundError(f"no instance named {instance!r}")
     return rows[0]
 
 
-def data_range(instance: str | None) -> tuple[datetime, datetime] | None:
-    """The first and last scrape of the instance (of every instance when None)."""
+def data_range(instance: str | None, seen: Seen) -> tuple[datetime, datetime] | None:
+    """The first and last scrape of the instance (of every instance `seen` allows when
+    None); None when there is none."""
     if instance is None:
-        row = warehouse.fetch_one(DATA_RANGE)
+        row = warehouse.fetch_one(DATA_RANGE, {"seen_instances": seen.instance_list()})
+    elif not seen.sees_instance(instance):
+        return None
     else:
         row = warehouse.fetch_one(INSTANCE_DATA_RANGE, {"instance": instance})
     if row is None or row["first"] is None:

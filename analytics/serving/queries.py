@@ -7,6 +7,10 @@ Series are read through analytics/serving/series.py (hour and minute rollups bef
 rollup watermark, raw samples after it). Counter rows carry reset-adjusted increases
 computed at load time, so answers are sums. SQL lives here (and in series.py) as
 constants with bound parameters; views and API handlers never write SQL.
+
+A question without an instance reads the fleet that its window's reader sees (Window.seen,
+set by make_window(seen=...)): sums and means over only the visible instances, filtered in
+the statement. Pages and API handlers always pass the request's Seen.
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ from enum import StrEnum
 import warehouse
 from analytics.serving.histograms import finite_quantile
 from analytics.serving.instances import data_range
-from analytics.serving.series import SeriesRow, Window, cached_watermark, read_one, read_series
+from analytics.serving.series import (
+    SYSTEM,
+    SeriesRow,
+    Window,
+    cached_watermark,
+    read_one,
+    read_series,
+)
+from lib.access import VISIBLE_INSTANCE_SQL, Seen
 from lib.errors import ParameterError
 
 MAX_POINTS = 20_000
@@ -44,10 +56,12 @@ def make_window(
     bucket_s: int | None,
     *,
     known_range: tuple[datetime, datetime] | None = None,
+    seen: Seen = SYSTEM,
 ) -> Window:
-    """Resolve defaults (the data's own range, or `known_range`) and align to buckets."""
+    """Resolve defaults (the range of the data `seen` sees, or `known_range`) and align to
+    buckets; the window reads as `seen` may."""
     if start is None or end is None:
-        found = known_range or data_range(instance)
+        found = known_range or data_range(instance, seen)
         if found is None:
             now = datetime.now(UTC)
             found = (now - timedelta(hours=1), now)
@@ -66,7 +80,7 @@ def make_window(
         raise ParameterError(
             f"{int(points)} buckets requested; use a larger bucket (at most {MAX_POINTS})"
         )
-    return Window(aligned_start, aligned_end, size)
+    return Window(aligned_start, aligned_end, size, seen)
 
 
 # --- series -----------------------------------------------------------------------------
@@ -296,18 +310,19 @@ def mean_request_tokens(instance: str, w: Window) -> float | None:
 # --- the fleet --------------------------------------------------------------------------
 
 # Per instance, over one window: the inputs of the Serving overview table.
-SUMMARY_BY_INSTANCE = """
+SUMMARY_BY_INSTANCE = f"""
     SELECT instance, metric, le, sum(samples) AS samples, sum(value_sum) AS value_sum,
            sum(increase) AS increase
     FROM (
         SELECT instance, metric, le, samples, value_sum, increase
         FROM serving_minutes
         WHERE list_contains($metrics, metric)
-          AND minute >= $minutes_start AND minute < $minutes_end
+          AND minute >= $minutes_start AND minute < $minutes_end AND {VISIBLE_INSTANCE_SQL}
         UNION ALL
         SELECT instance, metric, le, 1, value, delta
         FROM serving_samples
         WHERE list_contains($metrics, metric) AND ts >= $raw_start AND ts < $raw_end
+          AND {VISIBLE_INSTANCE_SQL}
     ) AS rows
     GROUP BY ALL
 """
@@ -322,7 +337,8 @@ class FleetSeries:
 
 
 def fleet_series(w: Window) -> dict[str, FleetSeries]:
-    """Every instance's KV usage and preemptions per bucket, read in one statement."""
+    """The KV usage and preemptions per bucket of every instance the window's reader
+    sees, read in one statement."""
     rows = read_series(("kv_usage", "preemptions"), None, None, w)
     per_instance: dict[str, dict[str, list[SeriesRow]]] = defaultdict(
         lambda: {"kv_usage": [], "preemptions": []}
@@ -359,9 +375,9 @@ class _SummaryInputs:
     ttft: dict[float, float] = field(default_factory=lambda: defaultdict(float))  # le -> count
 
 
-def fleet_summary(start: datetime, end: datetime) -> dict[str, InstanceSummary]:
-    """Per instance over [start, end): mean KV usage, prefix hit rate, preemptions and
-    p95 TTFT."""
+def fleet_summary(start: datetime, end: datetime, seen: Seen) -> dict[str, InstanceSummary]:
+    """Per instance `seen` allows, over [start, end): mean KV usage, prefix hit rate,
+    preemptions and p95 TTFT."""
     metrics = [
         "kv_usage",
         "prefix_hits",
@@ -381,6 +397,7 @@ def fleet_summary(start: datetime, end: datetime) -> dict[str, InstanceSummary]:
             "minutes_end": rolled,
             "raw_start": rolled,
             "raw_end": end,
+            "seen_instances": seen.instance_list(),
         },
     )
     acc: dict[str, _SummaryInputs] = defaultdict(_SummaryInputs)

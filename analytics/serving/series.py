@@ -6,6 +6,11 @@ Owns the read half of the rollups too: the watermark (cached for readers) and th
 and hour floors; ingest/pipelines/serving_rollups.py writes the rollups with them, and
 nothing here imports ingest/. analytics/serving/queries.py asks its questions through
 read_series(), whose rows are SeriesRow; this module knows nothing of what the metrics mean.
+
+A Window carries who is reading (`seen`, a lib.access.Seen): a read over a window of a
+user who does not see everything keeps only the rows of their visible instances, in the
+statement itself (visible_instance_sql), so every fleet-wide sum and mean is over them.
+A window built without one is the system's own (alerts, reports): it sees every instance.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import warehouse
+from lib.access import Seen, visible_instance_sql
+
+# What the system's own reads see (alerts, reports, the beat): every instance.
+SYSTEM = Seen.all()
 
 WATERMARK = "SELECT max(rolled_until) FROM serving_rollup_marks"
 
@@ -29,7 +38,8 @@ _cached: tuple[str, float, datetime | None] | None = None
 # per-hour rollups for hours before the watermark's hour, per-minute rollups from there to
 # the watermark, raw samples after it. Every bound is a bound parameter, never a join, so
 # DuckLake skips files outside it; instance and engine filters are plain equalities (never
-# `? IS NULL OR ...`, which stops filter pushdown).
+# `? IS NULL OR ...`, which stops filter pushdown); the visibility filter is added only for a
+# reader who does not see everything.
 _PARTS = {
     "hours": """
         SELECT hour AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
@@ -57,9 +67,11 @@ _BUCKETED = """
 """
 
 
-def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool) -> str:
-    filters = (" AND instance = $instance" if by_instance else "") + (
-        " AND engine = $engine" if by_engine else ""
+def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool, visible: bool) -> str:
+    filters = (
+        (" AND instance = $instance" if by_instance else "")
+        + (" AND engine = $engine" if by_engine else "")
+        + (f" AND {visible_instance_sql('instance')}" if visible else "")
     )
     union = "\n        UNION ALL".join(_PARTS[p].format(filters=filters) for p in parts)
     return _BUCKETED.format(parts=union)
@@ -70,12 +82,14 @@ _PART_SETS = [
     for bits in itertools.product((True, False), repeat=3)
     if any(bits)
 ]
-# Every statement a series read can run: (tables read, by instance, by engine) -> SQL.
+# Every statement a series read can run:
+# (tables read, by instance, by engine, only visible instances) -> SQL.
 SERIES_SQL = {
-    (parts, by_instance, by_engine): _series_sql(parts, by_instance, by_engine)
+    (parts, by_instance, by_engine, visible): _series_sql(parts, by_instance, by_engine, visible)
     for parts in _PART_SETS
     for by_instance in (True, False)
     for by_engine in (True, False)
+    for visible in (True, False)
 }
 
 
@@ -113,11 +127,13 @@ def forget_watermark() -> None:
 
 @dataclass(frozen=True)
 class Window:
-    """A query range [start, end) cut into buckets of `bucket_s` seconds."""
+    """A query range [start, end) cut into buckets of `bucket_s` seconds, read as `seen`
+    may (every instance by default: the system's own reads)."""
 
     start: datetime
     end: datetime
     bucket_s: int
+    seen: Seen = SYSTEM
 
     @property
     def minute_aligned(self) -> bool:
@@ -179,7 +195,10 @@ def read_series(
         params["instance"] = instance
     if engine is not None:
         params["engine"] = engine
-    sql = SERIES_SQL[(parts, instance is not None, engine is not None)]
+    visible = not w.seen.everything
+    if visible:
+        params["seen_instances"] = w.seen.instance_list()
+    sql = SERIES_SQL[(parts, instance is not None, engine is not None, visible)]
     # Buckets come back as epoch seconds: converting each distinct one once is far
     # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
     times: dict[int, datetime] = {}

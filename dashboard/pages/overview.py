@@ -19,6 +19,7 @@ from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.instances import list_instances
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
+from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
 
 
@@ -39,18 +40,19 @@ def _pick_run(request: HttpRequest, all_runs: list[runs.RunTotals]) -> runs.RunT
     return max(all_runs, key=lambda r: r.last_ts, default=None)
 
 
-def _resolve(page: PageWindow, run: runs.RunTotals | None) -> serving.Window:
-    """Explicit range or `last=`; otherwise the run's own range (or the serving data's)."""
+def _resolve(page: PageWindow, run: runs.RunTotals | None, seen: Seen) -> serving.Window:
+    """Explicit range or `last=`; otherwise the run's own range (or the serving data's),
+    over the instances `seen` allows."""
     start, end = page.start, page.end
     if (start is None or end is None) and run is not None:
         start, end = run.first_ts, run.last_ts + timedelta(seconds=1)
-    return serving.make_window(None, start, end, page.bucket_s)
+    return serving.make_window(None, start, end, page.bucket_s, seen=seen)
 
 
 def _read(request: HttpRequest) -> tuple[PageWindow, runs.RunTotals | None, serving.Window]:
     run = _pick_run(request, runs.list_runs())
     page = read_window(request, default_last="")
-    return page, run, _resolve(page, run)
+    return page, run, _resolve(page, run, seen_of(request))
 
 
 @login_required
@@ -64,7 +66,7 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     except ParameterError as exc:
         keep = {"run": wanted} if wanted else {}
         return range_problem(request, exc, title="Overview", nav="overview", keep=keep)
-    instances = list_instances()
+    instances = list_instances(seen=seen_of(request))
     # Without an explicit range the chart view resolves the same default (the run's range).
     query = page.query(run=run.run if run else None)
     keep = {"run": run.run} if run else {}

@@ -3,6 +3,12 @@ preemptions, prefix-cache hit rate, latency quantiles, throughput, KV capacity a
 last scrape error), and the chart JSON both load. Views only: they parse the request,
 ask analytics/serving/ (queries, latency, capacity) and hand the answers to the figure
 builders of analytics/serving/charts.py; no SQL and no figure construction here.
+
+Every view reads as the request's user may (`seen_of(request)`): the tables and fleet
+charts hold only visible instances, and an instance the user may not see is a 404, as an
+unknown one (analytics.serving.instances.require_instance). Saving a model config is an
+editor's change (the access middleware refuses a viewer's POST) and only for a model a
+visible instance serves.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from analytics.serving.instances import (
 from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
+from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
 
 QUANTILES = (0.5, 0.95, 0.99)
@@ -44,8 +51,8 @@ def _problem(exc: Exception) -> HttpResponse:
     return JsonResponse({"detail": str(exc)}, status=status)
 
 
-def _window(instance: str | None, page: PageWindow) -> serving.Window:
-    return serving.make_window(instance, page.start, page.end, page.bucket_s)
+def _window(instance: str | None, page: PageWindow, seen: Seen) -> serving.Window:
+    return serving.make_window(instance, page.start, page.end, page.bucket_s, seen=seen)
 
 
 def _pct(value: float | None) -> str:
@@ -63,16 +70,17 @@ def _seconds(value: float | None) -> str:
 
 @login_required
 def serving_overview(request: HttpRequest) -> HttpResponse:
+    seen = seen_of(request)
     try:
         page = read_window(request)
-        shown = _window(None, page)
+        shown = _window(None, page, seen)
     except ParameterError as exc:
         return range_problem(request, exc, title="Serving", nav="serving")
-    instances = list_instances()
+    instances = list_instances(seen=seen)
     now = page.end or datetime.now(UTC)
-    summary = serving.fleet_summary(now - timedelta(hours=1), now) if instances else {}
+    summary = serving.fleet_summary(now - timedelta(hours=1), now, seen) if instances else {}
     latest = latest_gauges_all(instances)
-    targets = {t.name: t for t in ScrapeTarget.objects.all()}
+    targets = {t.name: t for t in ScrapeTarget.objects.all() if seen.sees_instance(t.name)}
     rows = []
     for r in instances:
         s = summary.get(r.instance, serving.InstanceSummary())
@@ -102,6 +110,7 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
             "nav": "serving",
             "rows": rows,
             "never_scraped": never_scraped,
+            "sees_everything": seen.everything,
             "range": page.context(shown=(shown.start, shown.end, shown.bucket_s)),
             "kv_src": reverse("serving-fleet-chart", args=["kv"]) + "?" + charts_query,
             "preemptions_src": reverse("serving-fleet-chart", args=["preemptions"])
@@ -122,18 +131,20 @@ class ModelConfigForm(forms.ModelForm):
 def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
     engine = request.GET.get("engine") or None
     keep = {"engine": engine} if engine else {}
+    seen = seen_of(request)
     try:
-        row = require_instance(instance)
+        row = require_instance(instance, seen)
     except NotFoundError as exc:
         raise Http404(str(exc)) from None
     try:
         page = read_window(request)
-        shown = _window(instance, page)
+        shown = _window(instance, page, seen)
     except ParameterError as exc:
         return range_problem(request, exc, title=instance, nav="serving", keep=keep)
     try:
         context_tokens = request.GET.get("context")
-        capacity = capacity_for(instance, float(context_tokens) if context_tokens else None)
+        context = float(context_tokens) if context_tokens else None
+        capacity = capacity_for(instance, context, seen=seen)
     except ValueError as exc:  # a context length that is not a number
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
     config = ModelConfig.objects.filter(model=row.model).first() if row.model else None
@@ -181,6 +192,8 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
 @require_POST
 def save_model_config(request: HttpRequest) -> HttpResponse:
     model = request.POST.get("model", "")
+    if not any(r.model == model for r in list_instances(seen=seen_of(request))):
+        raise Http404(f"no instance serves model {model!r}")
     existing = ModelConfig.objects.filter(model=model).first()
     form = ModelConfigForm(request.POST, instance=existing)
     back = request.POST.get("next", "")
@@ -208,7 +221,7 @@ def _latency(metric: str) -> Callable[[str, serving.Window, str | None], Any]:
 
 def _kv(instance: str, w: serving.Window, engine: str | None) -> Any:
     mean = serving.kv_usage(instance, w, engine)
-    engines = require_instance(instance).engines or 1
+    engines = require_instance(instance, w.seen).engines or 1
     by_engine = {}
     if engine is None and engines > 1:  # the whole instance: each engine's line too
         by_engine = {str(e): serving.kv_usage(instance, w, str(e)) for e in range(engines)}
@@ -253,9 +266,10 @@ def instance_chart(request: HttpRequest, name: str) -> HttpResponse:
     if build is None:
         return _problem(NotFoundError(f"unknown chart {name!r}"))
     instance = request.GET.get("instance", "")
+    seen = seen_of(request)
     try:
-        require_instance(instance)
-        w = _window(instance, read_window(request))
+        require_instance(instance, seen)
+        w = _window(instance, read_window(request), seen)
         return _json(build(instance, w, request.GET.get("engine") or None))
     except (NotFoundError, ParameterError) as exc:
         return _problem(exc)
@@ -267,7 +281,7 @@ def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
         return _problem(NotFoundError(f"unknown chart {name!r}"))
     try:
         page = read_window(request)
-        w = _window(None, page)
+        w = _window(None, page, seen_of(request))
     except ParameterError as exc:
         return _problem(exc)
     fleet = sorted(serving.fleet_series(w).items())

@@ -15,8 +15,11 @@ from analytics.serving.instances import list_instances
 from analytics.serving.latency import latency
 from analytics.serving.models import ScrapeTarget
 from ingest.sources.prometheus_api import MAX_POINTS_PER_SERIES, chunks
+from lib.access import Seen
 from tests.loopback import loopback
 from tests.vllm_text import EngineState, v1_text
+
+EVERYONE = Seen.all()  # an all-teams reader: these tests are about the figures
 
 
 def _run(*args: str) -> dict[str, Any]:
@@ -81,7 +84,7 @@ def test_a_failed_scrape_is_stored_and_exits_non_zero_with_one_line(
         status, out, err = _exit(capsys, "scrape", server.url("/metrics"), "--instance", "garbage")
     assert status == 1 and err.count("\n") == 1
     assert err.startswith("CommandError: garbage: down: not the Prometheus text format: ")
-    rows = {r.instance: r for r in list_instances()}
+    rows = {r.instance: r for r in list_instances(seen=EVERYONE)}
     assert rows["down"].up is False and rows["down"].last_error == "connection refused"
     assert rows["garbage"].up is False
     assert not ScrapeTarget.objects.exists()
@@ -257,3 +260,28 @@ def test_import_without_metadata_types_series_by_vllms_own_names(lake: Path, db:
     # (0.1, 0.5]: 0.1 + 0.4 * (8 - 4) / (12 - 4) = 0.3
     w = serving.make_window("vllm-1:8000", None, None, 3600)
     assert latency("ttft", 0.5, "vllm-1:8000", w).overall == pytest.approx(0.3)
+
+
+def test_add_scrape_target_gives_the_target_a_team_and_keeps_it_on_update(db: None) -> None:
+    from analytics.costs.models import Team
+
+    infra = Team.objects.create(name="infra")
+    url = "http://127.0.0.1:8001/metrics"
+    assert _run("add_scrape_target", url, "--instance", "a", "--team", "infra")["team"] == "infra"
+    assert ScrapeTarget.objects.get(name="a").team == infra
+    # An update that names no team keeps the one it had.
+    assert _run("add_scrape_target", url, "--instance", "a", "--every", "30")["team"] == "infra"
+    assert _run("add_scrape_target", url, "--instance", "b")["team"] is None
+
+
+def test_add_scrape_target_refuses_an_unknown_team_in_one_line(db: None) -> None:
+    with pytest.raises(CommandError, match=r"^no team named 'nobody'$"):
+        call_command(
+            "add_scrape_target",
+            "http://127.0.0.1:8001/metrics",
+            "--instance",
+            "a",
+            "--team",
+            "nobody",
+        )
+    assert not ScrapeTarget.objects.exists()

@@ -171,7 +171,7 @@ def test_unknown_instance_is_404_and_bad_parameters_422(
 ) -> None:
     client = Client()
     status, body = _get(client, "/api/serving/kv-usage?instance=nope", auth_headers)
-    assert (status, body) == (404, {"detail": "unknown instance 'nope'"})
+    assert (status, body) == (404, {"detail": "no instance named 'nope'"})
     for query in (
         "kv-usage?instance=gpu-a&bucket=soon",
         "kv-usage?instance=gpu-a&start=yesterday",

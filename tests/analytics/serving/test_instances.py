@@ -18,10 +18,13 @@ from analytics.serving.instances import (
 )
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from lib.access import Seen
 from lib.errors import NotFoundError
 from tests.vllm_text import EngineState, v0_text, v1_text
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+EVERYONE = Seen.all()  # an all-teams reader: these tests are about the figures
 
 
 def _at(seconds: int) -> datetime:
@@ -51,7 +54,7 @@ def scraped(lake: Path) -> None:
 def test_an_instance_is_its_latest_attempt_and_its_latest_successful_scrape(
     scraped: None,
 ) -> None:
-    assert require_instance("gpu-a") == Instance(
+    assert require_instance("gpu-a", EVERYONE) == Instance(
         instance="gpu-a",
         last_scrape=_at(30),
         last_up=_at(15),
@@ -69,23 +72,23 @@ def test_an_instance_is_its_latest_attempt_and_its_latest_successful_scrape(
         scrapes=3,
         failed_scrapes=1,
     )
-    assert [r.instance for r in list_instances()] == ["down", "gpu-a", "old"]
-    never_up = require_instance("down")
+    assert [r.instance for r in list_instances(seen=EVERYONE)] == ["down", "gpu-a", "old"]
+    never_up = require_instance("down", EVERYONE)
     assert (never_up.up, never_up.last_up, never_up.model, never_up.engines) == (
         False,
         None,
         None,
         None,
     )
-    assert require_instance("old").engine == "v0"
-    with pytest.raises(NotFoundError, match=r"^unknown instance 'nope'$"):
-        require_instance("nope")
+    assert require_instance("old", EVERYONE).engine == "v0"
+    with pytest.raises(NotFoundError, match=r"^no instance named 'nope'$"):
+        require_instance("nope", EVERYONE)
 
 
 def test_the_data_range_is_the_first_and_last_scrape(scraped: None) -> None:
-    assert data_range("gpu-a") == (_at(0), _at(30))
-    assert data_range(None) == (_at(0), _at(30))
-    assert data_range("nope") is None
+    assert data_range("gpu-a", EVERYONE) == (_at(0), _at(30))
+    assert data_range(None, EVERYONE) == (_at(0), _at(30))
+    assert data_range("nope", EVERYONE) is None
 
 
 def test_recent_scrapes_are_newest_first(scraped: None) -> None:
@@ -107,7 +110,7 @@ def test_gauges_at_the_last_successful_scrape_average_kv_and_sum_requests(
         kv_usage_by_engine={"0": 0.5, "1": 0.7},
     )
     assert latest_gauges("down") == LatestGauges(None, None, None, {})
-    fleet = latest_gauges_all(list_instances())
+    fleet = latest_gauges_all(list_instances(seen=EVERYONE))
     assert fleet == {
         "gpu-a": GaugesNow(kv_usage=0.6, running=7.0, waiting=3.0),
         "old": GaugesNow(kv_usage=0.25, running=0.0, waiting=0.0),

@@ -11,11 +11,14 @@ from analytics.serving.latency import latency
 from ingest.parsers.vllm import parse_scrape
 from ingest.pipelines import serving_rollups
 from ingest.pipelines.vllm_scrape import PendingScrape, load_scrapes
+from lib.access import Seen
 from lib.errors import NotFoundError, ParameterError
 from tests.vllm_text import EngineState, v0_text, v1_text
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOUR = serving.Window(T0, T0 + timedelta(hours=1), 3600)
+
+EVERYONE = Seen.all()  # an all-teams reader: these tests are about the figures
 
 
 def _scrape(instance: str, seconds: int, text: str) -> PendingScrape:
@@ -113,7 +116,7 @@ def test_v0_prefix_cache_is_the_mean_of_known_hit_rate_gauges(lake: Path) -> Non
     assert cache.source == "gauge"
     assert cache.overall.hit_rate == pytest.approx(0.3)
     assert serving.kv_usage("old", HOUR)[0].usage == pytest.approx(0.7)
-    assert list_instances()[0].engine == "v0"
+    assert list_instances(seen=EVERYONE)[0].engine == "v0"
 
 
 def test_a_window_defaults_to_the_datas_range_and_rejects_bad_input(lake: Path) -> None:
@@ -125,7 +128,7 @@ def test_a_window_defaults_to_the_datas_range_and_rejects_bad_input(lake: Path) 
     with pytest.raises(ParameterError):
         serving.make_window("gpu-a", T0, T0 + timedelta(days=30), 1)
     with pytest.raises(NotFoundError):
-        require_instance("nope")
+        require_instance("nope", EVERYONE)
 
 
 def test_a_scrape_loaded_after_its_minute_was_rolled_up_is_rolled_in(lake: Path) -> None:
