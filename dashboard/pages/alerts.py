@@ -265,13 +265,13 @@ def _alerts_context(request: HttpRequest, silence_form: SilenceForm) -> dict[str
         if a.state in (AlertStateName.FIRING, AlertStateName.PENDING)
     ]
     alerts.sort(key=lambda a: a.state != AlertStateName.FIRING)  # firing first, then pending
-    silences = list(
-        ownership.visible_silences(seen)
-        .filter(starts_at__lte=now, ends_at__gt=now)
-        .select_related("rule")
+    holding = list(
+        Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).select_related("rule")
     )
-    # (alert, whether a silence holds its notifications back)
-    active = [(a, engine.is_silenced(silences, a.rule_id, a.subject)) for a in alerts]
+    mine = set(ownership.visible_silences(seen).values_list("pk", flat=True))
+    silences = [s for s in holding if s.pk in mine]
+    # (alert, whether a silence, maybe of every rule, holds its notifications back)
+    active = [(a, engine.is_silenced(holding, a.rule_id, a.subject)) for a in alerts]
     evaluation = Evaluation.objects.first()
     rule_rows = (
         ownership.visible_rules(seen)
