@@ -42,7 +42,9 @@ def clients(teams: dict[str, Team]) -> dict[str, Client]:
     }
     made = {}
     for name, (role, member_of, all_teams) in people.items():
-        user = grant(User.objects.create_user(name), role=role, teams=member_of, all_teams=all_teams)
+        user = grant(
+            User.objects.create_user(name), role=role, teams=member_of, all_teams=all_teams
+        )
         client = Client()
         client.force_login(user)
         made[name] = client
@@ -110,7 +112,10 @@ def test_another_teams_rule_is_not_found_in_the_editor_nor_the_toggle(
     assert ann.post(f"/alerts/rules/{rule.pk}/enabled/", {"enabled": "off"}).status_code == 404
     rule.refresh_from_db()
     assert (rule.name, rule.enabled) == ("B rule", True)
-    assert clients["bob"].post(f"/alerts/rules/{rule.pk}/enabled/", {"enabled": "off"}).status_code == 302
+    assert (
+        clients["bob"].post(f"/alerts/rules/{rule.pk}/enabled/", {"enabled": "off"}).status_code
+        == 302
+    )
     rule.refresh_from_db()
     assert rule.enabled is False
 
@@ -144,7 +149,9 @@ def test_the_editor_offers_only_the_users_teams_and_channels(
     assert f'<option value="{teams["A"].pk}" selected>A</option>' in html
     assert f'value="{teams["B"].pk}"' not in html
     # ann's only team is the default; B's team or channel are refused.
-    assert clients["ann"].post("/alerts/rules/new/", _rule_form(team=teams["A"].pk)).status_code == 302
+    assert (
+        clients["ann"].post("/alerts/rules/new/", _rule_form(team=teams["A"].pk)).status_code == 302
+    )
     assert AlertRule.objects.get(name="new kv").team == teams["A"]
     refused = clients["ann"].post(
         "/alerts/rules/new/",
