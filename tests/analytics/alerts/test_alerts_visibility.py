@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,10 @@ from django.test.utils import override_settings
 
 from analytics.alerts import engine
 from analytics.alerts.models import AlertRule, AlertState, Channel, Notification, Silence
-from analytics.costs.models import Team
+from analytics.costs.models import ModelPrice, Team
 from analytics.serving.models import ScrapeTarget
 from tests.analytics.alerts import scenarios
+from tests.analytics.alerts.rules.findings import ingest_events
 from tests.analytics.alerts.scenarios import T0, minutes
 from tests.people import grant
 
@@ -148,6 +150,37 @@ def test_a_team_rule_watches_only_the_instances_of_its_teams_targets(
     ]
     fired = AlertState.objects.get().transitions.get(to_state="firing")
     assert fired.at == T0 + timedelta(minutes=33)
+
+
+def test_a_team_rule_of_scope_all_counts_only_its_teams_spend(lake: Path, world: World) -> None:
+    ModelPrice.objects.create(
+        model="acme-coder",
+        input_per_mtok=Decimal(2),
+        output_per_mtok=Decimal(8),
+        valid_from=date(2026, 1, 1),
+    )
+    usage = {"input_tokens": 1_000_000, "output_tokens": 100_000}  # $2 + $0.80 a call
+    ingest_events(
+        [
+            {
+                "ts": (T0 + timedelta(hours=h)).isoformat(),
+                "run": run,
+                "agent": "w",
+                "event": "llm_call",
+                "model": "acme-coder",
+                "usage": usage,
+                "id": f"{run}-{h}",
+            }
+            for h in range(3)
+            for run in ("a-1", "b-1")
+        ]
+    )
+    for name, team in (("A spend", world.a), ("fleet spend", None)):
+        AlertRule.objects.create(name=name, kind="daily_spend", threshold=5.0, team=team)
+    assert engine.evaluate_rules(T0 + timedelta(minutes=150)).errors == []
+    spent = dict(AlertState.objects.values_list("rule__name", "value"))
+    # a-1's three calls, $2.80 each; the fleet's six.
+    assert spent == {"A spend": pytest.approx(8.4), "fleet spend": pytest.approx(16.8)}
 
 
 def test_a_saved_rules_preview_watches_its_teams_runs(lake: Path, world: World) -> None:
