@@ -203,6 +203,12 @@ FLEETSCOPE_DETECT_LANGUAGES = read_list("FLEETSCOPE_DETECT_LANGUAGES", [])
 FLEETSCOPE_COST_REPORT_TZ = read_time_zone("FLEETSCOPE_COST_REPORT_TZ", "UTC")
 FLEETSCOPE_COST_REPORT_TIME = read_time_of_day("FLEETSCOPE_COST_REPORT_TIME", "07:00")
 
+# --- outbound webhooks ---
+# Alert channels' webhook and Slack URLs must reach public addresses (checked when saved
+# and, after DNS resolution, when sent: lib.http) unless this allows private ranges
+# (loopback, RFC 1918, link-local...) for on-premise receivers and loopback tests.
+FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS = read_bool("FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS", False)
+
 # --- Celery ---
 CELERY_BROKER_URL = read_url(
     "CELERY_BROKER_URL", "filesystem://", schemes=TRANSPORT_ALIASES, example="redis://host:6379/0"

@@ -7,10 +7,20 @@ redirects included (every socket operation gets only what is left of it), so a s
 trickling a byte a second cannot hold a call past timeout_s.
 Knows nothing about what the bytes mean (parsers do that) nor whether a failure is worth
 retrying (callers decide, from `FetchError.status`).
+
+Webhooks may be held to public addresses (`allow_private=False`; Django callers pass the
+FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS setting, which this module cannot read): `check_public_url`
+refuses a URL when saved, and a call that is sent resolves each host once, refuses it when
+any address is not global (loopback, private, link-local, unique-local, v4-mapped, 0.0.0.0,
+multicast, reserved) and connects to the address it checked (no second lookup a rebinding
+DNS could answer differently), every redirect hop again; TLS still names the host (SNI,
+certificate) and so does the Host header. Scrapes (`get`) reach private targets by design.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import ssl
 import time
 import typing
@@ -24,6 +34,7 @@ import httpx
 USER_AGENT = "Fleetscope/0.1 (+https://github.com/fleetscope)"
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a vLLM scrape is ~25 KB; a query_range chunk a few MB
 MAX_REDIRECTS = 10  # urllib's limit, which this module kept before it moved to httpx
+ALLOW_PRIVATE_SETTING = "FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS"
 
 
 class FetchError(RuntimeError):
@@ -37,6 +48,17 @@ class FetchError(RuntimeError):
 
 class InvalidURL(FetchError):
     """The URL is not http(s): no request was made, and retrying cannot help."""
+
+
+class PrivateAddress(InvalidURL):
+    """The URL's host is, or resolves to, an address that is not public."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(
+            f"webhook URL points to a private address ({address}); "
+            f"set {ALLOW_PRIVATE_SETTING}=1 to allow"
+        )
+        self.address = address
 
 
 @dataclass(frozen=True)
@@ -66,12 +88,77 @@ def post_json(
     *,
     timeout_s: float = 10.0,
     headers: dict[str, str] | None = None,
+    allow_private: bool = True,
 ) -> Response:
     """POST a JSON body (webhooks); any non-2xx answer is a FetchError. `headers` are
-    added to (and may override) Content-Type and User-Agent."""
+    added to (and may override) Content-Type and User-Agent. Without `allow_private`, every
+    host (each redirect's too) must resolve to public addresses only (PrivateAddress)."""
     _http_url(url)
     headers = {"Content-Type": "application/json", **(headers or {})}
-    return _send("POST", url, headers, body, timeout_s)
+    return _send("POST", url, headers, body, timeout_s, public_only=not allow_private)
+
+
+def check_public_url(url: str, *, allow_private: bool) -> None:
+    """Refuse a webhook URL as it is saved: InvalidURL unless http(s) with a host, and,
+    without `allow_private`, PrivateAddress when its host is (in any spelling the resolver
+    takes: `0x7f000001`, `2130706433`, `[::ffff:127.0.0.1]`) or resolves to an address
+    that is not public. A name that does not resolve now passes: sending checks again."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidURL(f"webhook URL must be an http(s) URL with a host, got {url!r}")
+    if allow_private:
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise InvalidURL(f"webhook URL has an invalid port: {url!r}") from None
+    try:
+        public_addresses(parts.hostname, port)
+    except _Unresolved:
+        return
+
+
+def is_public(address: str) -> bool:
+    """Whether connecting to this IP address reaches the public internet: a global unicast
+    address, judged by the IPv4 address inside a v4-mapped, 6to4, Teredo or NAT64 one."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # a v6 scope id (fe80::1%eth0)
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if inner is None and ip in _NAT64:
+            inner = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if inner is not None and not is_public(str(inner)):
+            return False
+    return ip.is_global and not (
+        ip.is_multicast
+        or ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+class _Unresolved(FetchError):
+    """The host has no address (now)."""
+
+
+def public_addresses(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, in the resolver's order, once every one of them
+    is public (PrivateAddress names the first that is not); _Unresolved when none."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise _Unresolved(f"unreachable: cannot resolve {host}: {exc}") from None
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+    if not addresses:
+        raise _Unresolved(f"unreachable: {host} has no address")
+    for address in addresses:
+        if not is_public(address):
+            raise PrivateAddress(address)
+    return addresses
 
 
 def _http_url(url: str) -> urllib.parse.SplitResult:
@@ -118,11 +205,14 @@ class _DeadlineStream(httpcore.NetworkStream):
 
 
 class _DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's sockets, each a _DeadlineStream bound to one call's deadline."""
+    """httpcore's sockets, each a _DeadlineStream bound to one call's deadline; with
+    `public_only`, to an address of the host checked by public_addresses (httpcore asks
+    for each connection, redirects included, and starts TLS with the host's name)."""
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, public_only: bool = False) -> None:
         self._backend = httpcore.SyncBackend()
         self._deadline = deadline
+        self._public_only = public_only
 
     def _left(self, timeout: float | None) -> float:
         left = self._deadline - time.monotonic()
@@ -138,22 +228,35 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
-        stream = self._backend.connect_tcp(
-            host, port, self._left(timeout), local_address, socket_options
-        )
-        return _DeadlineStream(stream, self._deadline)
+        if not self._public_only:
+            stream = self._backend.connect_tcp(
+                host, port, self._left(timeout), local_address, socket_options
+            )
+            return _DeadlineStream(stream, self._deadline)
+        addresses = public_addresses(host, port)
+        for n, address in enumerate(addresses):
+            try:
+                stream = self._backend.connect_tcp(
+                    address, port, self._left(timeout), local_address, socket_options
+                )
+            except httpcore.ConnectError:
+                if n == len(addresses) - 1:
+                    raise
+                continue
+            return _DeadlineStream(stream, self._deadline)
+        raise AssertionError("public_addresses returns at least one address")
 
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
 
 
-def _transport(deadline: float) -> httpx.HTTPTransport:
+def _transport(deadline: float, public_only: bool = False) -> httpx.HTTPTransport:
     """httpx's transport on sockets bound to `deadline`. httpx (pinned) takes no network
     backend, so its pool gets one: the pool is httpcore's public ConnectionPool, rebuilt
     with httpx's own settings for a client without proxies."""
     transport = httpx.HTTPTransport(verify=_tls_context())
     transport._pool = httpcore.ConnectionPool(
-        ssl_context=_tls_context(), network_backend=_DeadlineBackend(deadline)
+        ssl_context=_tls_context(), network_backend=_DeadlineBackend(deadline, public_only)
     )
     return transport
 
@@ -165,7 +268,12 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _send(
-    method: str, url: str, headers: dict[str, str], body: bytes | None, timeout_s: float
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    timeout_s: float,
+    public_only: bool = False,
 ) -> Response:
     """One request on a client of its own: no connection outlives the call, so nothing is
     shared between threads or across the fork of a Celery worker."""
@@ -177,7 +285,7 @@ def _send(
         timeout=timeout_s,  # httpx applies it to each phase; `deadline` bounds the whole call
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
-        transport=_transport(deadline),
+        transport=_transport(deadline, public_only),
     )
     try:
         with client, client.stream(method, url, headers=headers, content=body) as response:

@@ -12,6 +12,7 @@ os.environ.setdefault("FLEETSCOPE_SECRET_KEY", "test-secret-key-not-for-producti
 from dashboard.settings import *  # noqa: F403
 
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS = True  # loopback receivers; access tests turn it off
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 # Pages render without a collectstatic: the plain storage names files as the finders find
 # them (tests/dashboard/test_staticfiles.py collects once to check the production storage).

@@ -2,7 +2,12 @@
 (with a preview of what a rule would have fired on), silences. Handlers take their
 parameters as Query schemas (the preview's window as lib.window's WindowQuery) and answer
 with Out schemas; the rows come from analytics.alerts.queries and analytics.alerts.preview,
-rules are analytics.alerts.rules, the state machine analytics.alerts.engine."""
+rules are analytics.alerts.rules, the state machine analytics.alerts.engine.
+
+Each handler lists, shows and changes only what the user's teams own
+(analytics.alerts.ownership; another team's rule or channel is a 404, as an unknown one),
+previews watch only the rule's team's data, and channel answers never carry a secret
+(`signed` says whether there is one)."""
 
 from __future__ import annotations
 
@@ -10,16 +15,24 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.core.validators import EmailValidator, URLValidator
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Field, Query, Router, Schema
 
-from analytics.alerts.models import AlertRule, AlertStateName, Channel, ChannelKind, Silence
+from analytics.access.visibility import seen_for_team
+from analytics.alerts import ownership
+from analytics.alerts.models import (
+    AlertRule,
+    AlertStateName,
+    Channel,
+    Silence,
+    channel_target_problem,
+)
 from analytics.alerts.preview import Incident, Preview, preview
 from analytics.alerts.queries import Alert, alert_states
 from analytics.alerts.rules import RuleError, build_rule
+from lib.access import seen_of
 from lib.durations import format_time, parse_duration
 from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange, WindowQuery
@@ -67,7 +80,7 @@ def alerts(request: HttpRequest, params: Query[AlertsIn]) -> list[AlertOut]:
     """Alerts that are pending, firing or resolved (not `ok`), newest first."""
     if params.state and params.state not in AlertStateName.values:
         raise ParameterError(f"state must be one of {', '.join(AlertStateName.values)}")
-    return [alert_out(a) for a in alert_states(params.state)]
+    return [alert_out(a) for a in alert_states(params.state, seen=seen_of(request))]
 
 
 class ChannelIn(Schema):
@@ -75,6 +88,7 @@ class ChannelIn(Schema):
     kind: str
     target: str = Field(min_length=1, max_length=500)
     secret: str = Field("", max_length=200)
+    team: str | None = None  # a team name; default: your only team (all-teams users: none)
 
 
 class IdOut(Schema):
@@ -88,22 +102,17 @@ class ChannelOut(Schema):
     target: str
     signed: bool
     enabled: bool
+    team: str | None
     failing_since: str | None
     last_error: str
 
 
 def check_channel(kind: str, target: str) -> None:
-    """A channel's target must suit its kind: a URL for webhooks, an address for e-mail."""
-    if kind not in ChannelKind.values:
-        raise ParameterError(f"kind must be one of {', '.join(ChannelKind.values)}")
-    try:
-        if kind == ChannelKind.EMAIL:
-            EmailValidator()(target)
-        else:
-            URLValidator(schemes=["http", "https"])(target)
-    except ValidationError:
-        wanted = "an e-mail address" if kind == ChannelKind.EMAIL else "an http(s) URL"
-        raise ParameterError(f"target must be {wanted}, got {target!r}") from None
+    """A channel's target must suit its kind: an http(s) URL to a public address (unless
+    FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS) for webhooks, an address for e-mail."""
+    problem = channel_target_problem(kind, target)
+    if problem:
+        raise ParameterError(problem)
 
 
 @channels_router.post("", response=IdOut, url_name="channels_create")
@@ -111,31 +120,41 @@ def create_channel(request: HttpRequest, body: ChannelIn) -> IdOut:
     """Add a channel: `slack` (incoming webhook URL), `webhook` (JSON POST, signed with
     `secret` when given) or `email` (an address)."""
     check_channel(body.kind, body.target)
+    team = ownership.team_for_new(seen_of(request), body.team)
     try:
         with transaction.atomic():
             channel = Channel.objects.create(
-                name=body.name, kind=body.kind, target=body.target, secret=body.secret
+                name=body.name, kind=body.kind, target=body.target, secret=body.secret, team=team
             )
     except IntegrityError:
         raise ParameterError(f"a channel named {body.name!r} exists") from None
     return IdOut(id=channel.pk)
 
 
+def channel_out(c: Channel) -> ChannelOut:
+    return ChannelOut(
+        id=c.pk,
+        name=c.name,
+        kind=c.kind,
+        target=c.target,
+        signed=bool(c.secret),
+        enabled=c.enabled,
+        team=c.team.name if c.team else None,
+        failing_since=format_time(c.failing_since),
+        last_error=c.last_error,
+    )
+
+
 @channels_router.get("", response=list[ChannelOut], url_name="channels")
 def list_channels(request: HttpRequest) -> list[ChannelOut]:
-    return [
-        ChannelOut(
-            id=c.pk,
-            name=c.name,
-            kind=c.kind,
-            target=c.target,
-            signed=bool(c.secret),
-            enabled=c.enabled,
-            failing_since=format_time(c.failing_since),
-            last_error=c.last_error,
-        )
-        for c in Channel.objects.all()
-    ]
+    """The channels of your teams (all-teams users: every channel)."""
+    channels = ownership.visible_channels(seen_of(request)).select_related("team")
+    return [channel_out(c) for c in channels]
+
+
+@channels_router.get("/{int:channel_id}", response=ChannelOut, url_name="channel")
+def get_channel(request: HttpRequest, channel_id: int) -> ChannelOut:
+    return channel_out(ownership.channel_of(seen_of(request), channel_id))
 
 
 class RuleIn(Schema):
@@ -148,6 +167,7 @@ class RuleIn(Schema):
     params: dict[str, Any] = {}
     repeat: str | float | None = None  # reminders: a duration or seconds; 0 or "never": none
     enabled: bool = True
+    team: str | None = None  # a team name; default: your only team (all-teams users: none)
 
 
 class RuleOut(Schema):
@@ -161,6 +181,7 @@ class RuleOut(Schema):
     channels: list[int]
     repeat_seconds: int
     enabled: bool
+    team: str | None
 
 
 _NEVER = re.compile(r"^\s*(0|never|none)\s*$", re.IGNORECASE)
@@ -197,10 +218,15 @@ def create_rule(request: HttpRequest, body: RuleIn) -> IdOut:
     error_drift, target_down, daily_spend; analytics/alerts/rules/__init__.py says what
     each kind's threshold and params mean."""
     for_seconds, repeat_seconds = validated_rule(body)
-    channels = list(Channel.objects.filter(pk__in=body.channels))
+    seen = seen_of(request)
+    team = ownership.team_for_new(seen, body.team)
+    channels = list(ownership.visible_channels(seen).filter(pk__in=body.channels))
     missing = sorted(set(body.channels) - {c.pk for c in channels})
     if missing:
         raise NotFoundError(f"unknown channel ids {missing}")
+    problem = ownership.channel_problem(seen, team, channels)
+    if problem:
+        raise ParameterError(problem)
     try:
         with transaction.atomic():
             rule = AlertRule.objects.create(
@@ -212,6 +238,7 @@ def create_rule(request: HttpRequest, body: RuleIn) -> IdOut:
                 params=body.params,
                 repeat_seconds=repeat_seconds,
                 enabled=body.enabled,
+                team=team,
                 created_by=request.user if request.user.is_authenticated else None,
             )
             rule.channels.set(channels)
@@ -232,12 +259,20 @@ def rule_out(rule: AlertRule) -> RuleOut:
         channels=[c.pk for c in rule.channels.all()],
         repeat_seconds=rule.repeat_seconds,
         enabled=rule.enabled,
+        team=rule.team.name if rule.team else None,
     )
 
 
 @rules_router.get("", response=list[RuleOut], url_name="alert_rules")
 def list_rules(request: HttpRequest) -> list[RuleOut]:
-    return [rule_out(r) for r in AlertRule.objects.prefetch_related("channels")]
+    """The rules of your teams (all-teams users: every rule)."""
+    rules = ownership.visible_rules(seen_of(request)).select_related("team")
+    return [rule_out(r) for r in rules.prefetch_related("channels")]
+
+
+@rules_router.get("/{int:rule_id}", response=RuleOut, url_name="alert_rule")
+def get_rule(request: HttpRequest, rule_id: int) -> RuleOut:
+    return rule_out(ownership.rule_of(seen_of(request), rule_id))
 
 
 class PreviewIn(Schema):
@@ -301,10 +336,12 @@ def preview_rule(
 ) -> PreviewOut:
     """What this rule (not saved) would have fired on over the last `hours` (default 24)
     before `end` (default now), or from `start` to `end`, evaluated every minute as the
-    scheduler would (so `bucket` is not used)."""
+    scheduler would (so `bucket` is not used), on its `team`'s data."""
     for_seconds, _ = validated_rule(body)
+    team = ownership.team_for_new(seen_of(request), body.team)
     rule = build_rule(body.kind, body.threshold, body.scope, body.params, for_seconds)
-    return preview_out(preview(rule, *preview_range(window, params.hours)))
+    found = preview(rule, *preview_range(window, params.hours), seen=seen_for_team(team))
+    return preview_out(found)
 
 
 @rules_router.get("/{rule_id}/preview", response=PreviewOut, url_name="alert_rule_preview")
@@ -313,14 +350,13 @@ def preview_saved_rule(
 ) -> PreviewOut:
     """What a saved rule would have fired on; the range as POST /api/alert-rules/preview
     takes it."""
-    rule = AlertRule.objects.filter(pk=rule_id).first()
-    if rule is None:
-        raise NotFoundError(f"unknown rule {rule_id}")
+    rule = ownership.rule_of(seen_of(request), rule_id)
     try:
         compiled = build_rule(rule.kind, rule.threshold, rule.scope, rule.params, rule.for_seconds)
     except RuleError as exc:
         raise ParameterError(str(exc)) from None
-    return preview_out(preview(compiled, *preview_range(window, params.hours)))
+    range_ = preview_range(window, params.hours)
+    return preview_out(preview(compiled, *range_, seen=seen_for_team(rule.team)))
 
 
 class SilenceIn(Schema):
@@ -332,12 +368,11 @@ class SilenceIn(Schema):
 
 @silences_router.post("", response=IdOut, url_name="silences_create")
 def create_silence(request: HttpRequest, body: SilenceIn) -> IdOut:
-    """Hold back notifications of matching alerts for `duration` (states still change)."""
-    rule = None
-    if body.rule is not None:
-        rule = AlertRule.objects.filter(pk=body.rule).first()
-        if rule is None:
-            raise NotFoundError(f"unknown rule {body.rule}")
+    """Hold back notifications of matching alerts for `duration` (states still change).
+    A silence of every rule (no `rule`) needs the all-teams flag."""
+    seen = seen_of(request)
+    rule = ownership.rule_of(seen, body.rule) if body.rule is not None else None
+    ownership.silence_rule_check(seen, rule)
     length = parse_duration(body.duration, name="duration")
     silence = Silence.objects.create(
         rule=rule,
@@ -347,3 +382,32 @@ def create_silence(request: HttpRequest, body: SilenceIn) -> IdOut:
         created_by=request.user if request.user.is_authenticated else None,
     )
     return IdOut(id=silence.pk)
+
+
+class SilenceOut(Schema):
+    id: int
+    rule: int | None
+    subject: str
+    starts_at: str
+    ends_at: str
+    comment: str
+
+
+@silences_router.get("", response=list[SilenceOut], url_name="silences")
+def list_silences(request: HttpRequest) -> list[SilenceOut]:
+    """Active silences of your teams' rules (all-teams users: also those of every rule)."""
+    now = timezone.now()
+    active = ownership.visible_silences(seen_of(request)).filter(
+        starts_at__lte=now, ends_at__gt=now
+    )
+    return [
+        SilenceOut(
+            id=s.pk,
+            rule=s.rule_id,
+            subject=s.subject,
+            starts_at=format_time(s.starts_at) or "",
+            ends_at=format_time(s.ends_at) or "",
+            comment=s.comment,
+        )
+        for s in active
+    ]

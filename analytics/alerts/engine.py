@@ -13,6 +13,10 @@ sends them.
 - Silences (wall-clock, matched by rule and subject pattern) store notifications as
   `silenced` instead of sending them; a resolve whose firing notice was silenced is
   silenced too.
+- A rule of a team watches only what that team sees (`facts_for`: the warehouse data
+  through analytics.access.visibility.seen_for_team), so its findings, states and
+  notifications name only that team's runs, instances and spend; a rule of no team
+  watches everything.
 
 The same machine runs in memory, without writes, in analytics.alerts.preview; what the
 pages list is read by analytics.alerts.queries.
@@ -31,6 +35,7 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from analytics.access.visibility import seen_for_team
 from analytics.alerts.facts import Facts
 from analytics.alerts.models import (
     AlertRule,
@@ -84,6 +89,13 @@ def compile_rules(rules: Iterable[AlertRule]) -> tuple[list[tuple[AlertRule, Rul
             continue
         compiled.append((rule, built))
     return compiled, errors
+
+
+def facts_for(facts: Facts, rule: AlertRule, views: dict[int | None, Facts]) -> Facts:
+    """What `rule` may look at: `facts` as its team sees them (one view per team)."""
+    if rule.team_id not in views:
+        views[rule.team_id] = facts.seen_by(seen_for_team(rule.team))
+    return views[rule.team_id]
 
 
 def horizon_of(rules: Iterable[Rule]) -> timedelta:
@@ -282,7 +294,9 @@ def evaluate_rules(
     chosen = list(
         rules
         if rules is not None
-        else AlertRule.objects.filter(enabled=True).prefetch_related("channels")
+        else AlertRule.objects.filter(enabled=True)
+        .select_related("team")
+        .prefetch_related("channels")
     )
     outcome = EvaluationOutcome(at=at)
     compiled, outcome.errors = compile_rules(chosen)
@@ -295,9 +309,10 @@ def evaluate_rules(
     # Read and judge first (warehouse only), then write every change in one transaction:
     # with SQLite each autocommitted statement would wait for its own fsync.
     judged: list[tuple[AlertRule, list[Finding]]] = []
+    views: dict[int | None, Facts] = {}
     for model, rule in compiled:
         try:
-            judged.append((model, rule.evaluate(facts, at)))
+            judged.append((model, rule.evaluate(facts_for(facts, model, views), at)))
         except Exception as exc:  # one broken rule must not stop the others
             log.exception("rule %s failed", model.name)
             outcome.errors.append(f"{model.name}: {exc.__class__.__name__}: {exc}")

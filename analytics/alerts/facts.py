@@ -10,6 +10,11 @@ per-subject computation several rules share (a drift test, a rolling rate) is me
 here. Definitions follow docs/agent-events.md, as warehouse/schema/events.py words
 them in SQL: a commit sha counts once per run, at its first logging, and its `ok` there
 decides whether it landed.
+
+Who sees what is applied here and nowhere else: a Facts holds what its `seen`
+(lib.access.Seen) may see, so a rule of a team reads only that team's runs, instances,
+teams and spend (`seen_by(seen)` is a view of the same loaded data: the statements run
+once for every team's rules). The system's own view (`Seen.all()`) is the default.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from analytics.costs.models import Team
 from analytics.costs.report import in_team, priced_usage
 from analytics.serving.models import ScrapeTarget
 from analytics.serving.series import Window, read_series
+from lib.access import Seen
 from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, ERROR_SQL, SHA_COMMIT_SQL
 
 MINUTE = 60
@@ -184,7 +190,15 @@ class RunSeries:
 
 
 class Facts:
-    def __init__(self, start: datetime, end: datetime, horizon: timedelta) -> None:
+    def __init__(
+        self,
+        start: datetime,
+        end: datetime,
+        horizon: timedelta,
+        seen: Seen | None = None,
+        *,
+        _source: Facts | None = None,
+    ) -> None:
         if end < start:
             raise ValueError("end before start")
         self.start = start
@@ -193,8 +207,16 @@ class Facts:
         self.lo = datetime.fromtimestamp(
             floor_minute(epoch(start - self.horizon)), tz=UTC
         )  # minute-aligned
-        self._memo: dict[Hashable, Any] = {}
+        self.seen = seen if seen is not None else Seen.all()
+        # The Facts that loads (itself, or the one this is a view of); memoized
+        # computations are per subject, the same in every view that sees the subject.
+        self._source: Facts = _source if _source is not None else self
+        self._memo: dict[Hashable, Any] = self._source._memo if _source is not None else {}
         self.commit_lag_s = commit_lag_seconds()
+
+    def seen_by(self, seen: Seen) -> Facts:
+        """The same range as `seen` may see it, sharing what was (and will be) loaded."""
+        return Facts(self.start, self.end, self.horizon, seen, _source=self._source)
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """One computation per key for every rule that asks (same run, same params...)."""
@@ -210,6 +232,11 @@ class Facts:
 
     @cached_property
     def instances(self) -> dict[str, InstanceSeries]:
+        every = self._source._every_instance
+        return {name: s for name, s in every.items() if self.seen.sees_instance(name)}
+
+    @cached_property
+    def _every_instance(self) -> dict[str, InstanceSeries]:
         end = self.end + timedelta(microseconds=1)  # windows are [start, end)
         rows = read_series(("preemptions",), None, None, Window(self.lo, end, MINUTE))
         pre: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
@@ -230,6 +257,11 @@ class Facts:
 
     @cached_property
     def scrapes(self) -> dict[str, ScrapeSeries]:
+        every = self._source._every_scrape
+        return {name: s for name, s in every.items() if self.seen.sees_instance(name)}
+
+    @cached_property
+    def _every_scrape(self) -> dict[str, ScrapeSeries]:
         grouped: dict[str, tuple[list[float], list[bool]]] = defaultdict(lambda: ([], []))
         for r in warehouse.fetch_all(SCRAPES_SQL, self._range):
             times, ups = grouped[r["instance"]]
@@ -242,6 +274,11 @@ class Facts:
 
     @cached_property
     def targets(self) -> dict[str, ScrapeTarget]:
+        every = self._source._every_target
+        return {name: t for name, t in every.items() if self.seen.sees_instance(name)}
+
+    @cached_property
+    def _every_target(self) -> dict[str, ScrapeTarget]:
         return {t.name: t for t in ScrapeTarget.objects.filter(enabled=True)}
 
     def instance_names(self) -> list[str]:
@@ -256,6 +293,11 @@ class Facts:
 
     @cached_property
     def runs(self) -> dict[str, RunSeries]:
+        every = self._source._every_run
+        return {run: s for run, s in every.items() if self.seen.sees_run(run)}
+
+    @cached_property
+    def _every_run(self) -> dict[str, RunSeries]:
         landed: dict[str, list[float]] = defaultdict(list)
         failed: dict[str, list[float]] = defaultdict(list)
         series: dict[str, RunSeries] = defaultdict(RunSeries)
@@ -286,6 +328,10 @@ class Facts:
 
     @cached_property
     def teams(self) -> list[Team]:
+        return [t for t in self._source._every_team if self.seen.sees_team(t.pk)]
+
+    @cached_property
+    def _every_team(self) -> list[Team]:
         return list(Team.objects.all())
 
     def team(self, name: str) -> Team | None:
@@ -301,7 +347,7 @@ class Facts:
 
     def spend_by_hour(self, day: date) -> list[tuple[float, str | None, str | None, float]]:
         """(hour end epoch, run, source, USD) of every UTC hour of `day` up to `end` (the
-        last one cut at `end`)."""
+        last one cut at `end`), of the runs and sources this view sees."""
 
         def read() -> list[tuple[float, str | None, str | None, float]]:
             day_start = datetime.combine(day, time(), tzinfo=UTC)
@@ -315,7 +361,7 @@ class Facts:
                 hour += timedelta(hours=1)
             if not segments:
                 return []
-            by_source = any(t.source_patterns for t in self.teams)
+            by_source = any(t.source_patterns for t in self._source._every_team)
             # The last segment ends at `end`: include a call logged exactly then.
             last = segments[-1]
             segments[-1] = cost_queries.Segment(
@@ -331,7 +377,16 @@ class Facts:
                 for row, usd in priced_usage(segments, by_source=by_source)
             ]
 
-        return self.memo(("spend", day), read)
+        rows = self.memo(("spend", day), read)
+        if self.seen.everything:
+            return rows
+        return [row for row in rows if self._sees_spend(row[1], row[2])]
+
+    def _sees_spend(self, run: str | None, source: str | None) -> bool:
+        """A call is seen with its run, or by a seen team whose patterns match it."""
+        if run is not None and self.seen.sees_run(run):
+            return True
+        return any(in_team(team, run, source) for team in self.teams)
 
     def spend_in_team(self, team: Team, run: str | None, source: str | None) -> bool:
         return in_team(team, run, source)

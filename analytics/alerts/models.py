@@ -9,6 +9,12 @@ Evaluation that caused it; a change to `firing` or `resolved` queues one Notific
 channel of the rule, and analytics.alerts.delivery sends them, storing each attempt.
 Work is claimed with conditional UPDATEs (a `version` column on states, a `status` on
 notifications) so two workers evaluating or sending at once never do it twice.
+
+Rules and channels belong to a team (`team`; none: only all-teams users see them); states,
+transitions, notifications and silences are their rule's (analytics.alerts.ownership).
+A channel's target is checked here (`channel_target_problem`, also `Channel.clean`): an
+e-mail address, or an http(s) URL to a public address unless
+FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS allows private ones (lib.http checks again when sending).
 """
 
 from __future__ import annotations
@@ -17,9 +23,12 @@ import secrets
 from enum import StrEnum
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import EmailValidator, MinValueValidator, URLValidator
 from django.db import models
 from django.utils import timezone
+
+from lib import http
 
 
 class RuleKind(models.TextChoices):
@@ -63,6 +72,26 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
+def channel_target_problem(kind: str, target: str) -> str | None:
+    """Why `target` cannot be a `kind` channel's (one line), or None when it can."""
+    if kind not in ChannelKind.values:
+        return f"kind must be one of {', '.join(ChannelKind.values)}"
+    if kind == ChannelKind.EMAIL:
+        try:
+            EmailValidator()(target)
+        except ValidationError:
+            return f"target must be an e-mail address, got {target!r}"
+        return None
+    try:
+        http.check_public_url(target, allow_private=settings.FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS)
+        URLValidator(schemes=["http", "https"])(target)
+    except http.InvalidURL as exc:
+        return str(exc)
+    except ValidationError:
+        return f"target must be an http(s) URL, got {target!r}"
+    return None
+
+
 class Channel(models.Model):
     """Where notifications go: a Slack-compatible incoming webhook, a generic JSON webhook
     (signed with HMAC-SHA256 of the body when `secret` is set), or an e-mail address."""
@@ -95,6 +124,11 @@ class Channel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+    def clean(self) -> None:
+        problem = channel_target_problem(self.kind, self.target)
+        if problem:
+            raise ValidationError({"target": problem})
 
 
 class AlertRule(models.Model):

@@ -1,7 +1,8 @@
 """What a rule would have done over a past range, for the rule editor and the preview
 API: the state machine of analytics.alerts.state run in memory, once a minute by
 default, and the incidents it went through (pending, fired, resolved, peak value), as a
-Preview. It writes nothing: no states, transitions, evaluations or notifications.
+Preview. It writes nothing: no states, transitions, evaluations or notifications. It
+looks at what `seen` may see (the rule's team's, as analytics.alerts.engine's rules do).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from analytics.alerts.facts import MINUTE, Facts, epoch, floor_minute
 from analytics.alerts.models import AlertStateName
 from analytics.alerts.rules import Finding, Rule
 from analytics.alerts.state import FIRING, OK, PENDING, RESOLVED, next_states
+from lib.access import Seen
 
 
 @dataclass
@@ -38,14 +40,17 @@ class Preview:
     incidents: list[Incident] = field(default_factory=list)
 
 
-def preview(rule: Rule, start: datetime, end: datetime, step_s: int = MINUTE) -> Preview:
-    """What `rule` would have done over [start, end], evaluated every `step_s` (at the last
-    second of each minute, so each minute's data is complete), without writing anything."""
+def preview(
+    rule: Rule, start: datetime, end: datetime, *, seen: Seen, step_s: int = MINUTE
+) -> Preview:
+    """What `rule` would have done over [start, end] on what `seen` may see, evaluated
+    every `step_s` (at the last second of each minute, so each minute's data is complete),
+    without writing anything."""
     first = floor_minute(epoch(start)) + MINUTE - 1
     times = [datetime.fromtimestamp(t, tz=UTC) for t in range(first, int(epoch(end)) + 1, step_s)]
     if not times:
         return Preview(start, end, 0)
-    facts = Facts(times[0], times[-1], rule.horizon())
+    facts = Facts(times[0], times[-1], rule.horizon(), seen)
     current: dict[str, AlertStateName] = {}
     active_since: dict[str, datetime | None] = {}
     open_incidents: dict[str, Incident] = {}

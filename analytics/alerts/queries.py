@@ -1,6 +1,7 @@
 """What the alerts page and API list: the alerts that are not `ok`, and the recent state
-changes, as typed rows (Alert, Change). Reads of the alert tables only (Django ORM);
-nothing here reads the warehouse or writes.
+changes, as typed rows (Alert, Change), of the rules a Seen sees (their team's:
+analytics.alerts.ownership). Reads of the alert tables only (Django ORM); nothing here
+reads the warehouse or writes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from datetime import datetime
 from django.db.models import Q
 
 from analytics.alerts.models import AlertRule, AlertState, AlertStateName, Transition
+from analytics.alerts.ownership import owned
 from analytics.alerts.state import FIRING, OK, PENDING, RESOLVED
+from lib.access import Seen
 
 
 @dataclass(frozen=True)
@@ -74,21 +77,28 @@ def _change(row: Transition) -> Change:
     )
 
 
-def alert_states(state: str | None = None) -> list[Alert]:
-    """Alerts of enabled rules that are pending, firing or resolved (every state but `ok`),
-    newest first; `state` picks one. A disabled rule's alerts stay as they were, hidden,
-    and carry on from there if it is enabled again."""
-    rows = AlertState.objects.select_related("rule").filter(rule__enabled=True).exclude(state=OK)
+def alert_states(state: str | None = None, *, seen: Seen) -> list[Alert]:
+    """Alerts of enabled rules `seen` sees that are pending, firing or resolved (every
+    state but `ok`), newest first; `state` picks one. A disabled rule's alerts stay as they
+    were, hidden, and carry on from there if it is enabled again."""
+    rows = (
+        AlertState.objects.select_related("rule")
+        .filter(owned(seen, "rule__team"), rule__enabled=True)
+        .exclude(state=OK)
+    )
     if state:
         rows = rows.filter(state=state)
     return [_alert(row) for row in rows.order_by("-since")]
 
 
-def recent_transitions(limit: int = 100, rule: AlertRule | None = None) -> list[Change]:
+def recent_transitions(
+    limit: int = 100, rule: AlertRule | None = None, *, seen: Seen
+) -> list[Change]:
     """The last `limit` changes to pending, firing or resolved (of `rule`, or of every
-    rule), newest first."""
+    rule `seen` sees), newest first."""
     rows = Transition.objects.select_related("alert__rule", "evaluation").filter(
-        Q(to_state=FIRING) | Q(to_state=RESOLVED) | Q(to_state=PENDING)
+        Q(to_state=FIRING) | Q(to_state=RESOLVED) | Q(to_state=PENDING),
+        owned(seen, "alert__rule__team"),
     )
     if rule is not None:
         rows = rows.filter(alert__rule=rule)

@@ -6,7 +6,9 @@ Views and forms only: rules are checked by analytics.alerts.rules.build_rule (du
 by analytics.alerts.api.read_seconds, as the API reads them); the lists come from
 analytics.alerts.queries, the preview from analytics.alerts.preview and its timeline from
 analytics.alerts.charts; the preview's `end` is read as lib.window reads a window. No SQL
-here.
+here. Every list, form choice and object looked up by id is one the user's teams own
+(analytics.alerts.ownership: another team's is a 404); viewers see no forms (the access
+middleware refuses their POSTs anyway); a preview watches the rule's team's data only.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
 from analytics import charts
+from analytics.access.visibility import seen_for_team
 from analytics.alerts import charts as alert_charts
-from analytics.alerts import engine, rules
+from analytics.alerts import engine, ownership, rules
 from analytics.alerts import preview as alert_preview
 from analytics.alerts.api import read_seconds
 from analytics.alerts.models import (
     AlertRule,
     AlertStateName,
-    Channel,
     Evaluation,
     RuleKind,
     Silence,
@@ -44,6 +46,7 @@ from analytics.alerts.models import (
 from analytics.alerts.preview import Incident
 from analytics.alerts.queries import alert_states, recent_transitions
 from analytics.alerts.rules import Rule, RuleError, build_rule
+from lib.access import Role, Seen, role_of, seen_of
 from lib.durations import format_duration, format_time, parse_duration
 from lib.errors import ParameterError
 from lib.window import WindowQuery, read_window
@@ -61,33 +64,12 @@ SCOPES = [
 ]
 
 
-def _docstring_help(doc: str) -> tuple[dict[str, str], str]:
-    """Each kind's paragraph ("- kind: ...", continued on indented lines) and the
-    "Scopes:" paragraph of analytics.alerts.rules, so the editor says what the code says."""
-    kinds: dict[str, list[str]] = {}
-    scopes: list[str] = []
-    current: list[str] | None = None
-    for line in doc.splitlines():
-        item = re.match(r"^- (\w+): (.*)$", line)
-        if item and item.group(1) in RuleKind.values:
-            current = kinds.setdefault(item.group(1), [])
-            current.append(item.group(2))
-        elif line.startswith("Scopes:"):
-            current = scopes
-            current.append(line.removeprefix("Scopes:").strip())
-        elif current is not None and line.strip() and (line.startswith(" ") or current is scopes):
-            current.append(line.strip())
-        else:
-            current = None
-    return {kind: " ".join(parts) for kind, parts in kinds.items()}, " ".join(scopes)
-
-
 def _with_code(text: str) -> SafeString:
     """Escaped, with the docstring's `name` spans as <code>."""
     return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text)))  # noqa: S308  # escaped first
 
 
-_KIND_HELP, _SCOPE_HELP = _docstring_help(rules.__doc__ or "")
+_KIND_HELP, _SCOPE_HELP = rules.descriptions()
 KIND_HELP = {kind: _with_code(text) for kind, text in _KIND_HELP.items()}
 SCOPE_HELP = _with_code(_SCOPE_HELP)
 
@@ -133,6 +115,7 @@ class RuleForm(forms.ModelForm):
     field_order = [
         "name",
         "kind",
+        "team",
         "scope_kind",
         "scope_name",
         "threshold",
@@ -145,16 +128,24 @@ class RuleForm(forms.ModelForm):
 
     class Meta:
         model = AlertRule
-        fields = ["name", "kind", "threshold", "params", "channels", "enabled"]
+        fields = ["name", "kind", "team", "threshold", "params", "channels", "enabled"]
         widgets = {
             "channels": forms.CheckboxSelectMultiple,
             "params": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
         }
         help_texts = {"params": 'a JSON object, e.g. {"window": "5m"}; {} for the defaults'}
 
-    def __init__(self, *args: Any, previewing: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, seen: Seen, previewing: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.seen = seen
         self.compiled: Rule | None = None
+        team = self.fields["team"]
+        team.queryset = ownership.choosable_teams(seen)  # type: ignore[attr-defined]
+        team.required = not seen.everything
+        team.empty_label = "no team (watches everything)"  # type: ignore[attr-defined]
+        team.help_text = "whose rule: it watches only that team's runs and instances"
+        channels = self.fields["channels"]
+        channels.queryset = ownership.visible_channels(seen)  # type: ignore[attr-defined]
         # A preview needs no name: the rule is not saved.
         self.fields["name"].required = not previewing
         rule = self.instance
@@ -169,6 +160,7 @@ class RuleForm(forms.ModelForm):
             )
         elif not self.is_bound:
             self.initial.setdefault("params", {})
+            self.initial.setdefault("team", ownership.default_team(seen))
 
     def clean_params(self) -> dict[str, Any]:
         params = self.cleaned_data.get("params")
@@ -189,6 +181,11 @@ class RuleForm(forms.ModelForm):
         scope_kind, scope_name = cleaned.get("scope_kind"), cleaned.get("scope_name", "")
         if scope_kind and scope_kind != "all" and not scope_name:
             self.add_error("scope_name", f"name the {scope_kind} this rule watches")
+        problem = ownership.channel_problem(
+            self.seen, cleaned.get("team"), cleaned.get("channels") or []
+        )
+        if problem:
+            self.add_error("channels", problem)
         if any(f in self.errors for f in ("kind", "threshold", "params", "scope_kind")):
             return cleaned
         scope: dict[str, Any] = {}
@@ -225,14 +222,24 @@ class RuleForm(forms.ModelForm):
 
 
 class SilenceForm(forms.Form):
+    """A silence of one of the user's rules; of every rule only for all-teams users."""
+
     rule = forms.ModelChoiceField(
-        queryset=AlertRule.objects.order_by("name"), required=False, empty_label="every rule"
+        queryset=AlertRule.objects.none(), required=False, empty_label="every rule"
     )
     subject = forms.CharField(
         required=False, max_length=300, help_text="a subject or a pattern, e.g. gpu-*; empty: all"
     )
     duration = forms.CharField(initial="1h", max_length=20, help_text="e.g. 30m, 2h, 1d")
     comment = forms.CharField(required=False, max_length=500)
+
+    def __init__(self, *args: Any, seen: Seen, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        rule = self.fields["rule"]
+        rule.queryset = ownership.visible_rules(seen).order_by("name")  # type: ignore[attr-defined]
+        rule.required = not seen.everything  # a silence of every rule is all-teams only
+        if rule.required:
+            rule.empty_label = None  # type: ignore[attr-defined]
 
     def clean_duration(self) -> timedelta:
         try:
@@ -244,34 +251,55 @@ class SilenceForm(forms.Form):
 # --- the Alerts page --------------------------------------------------------------------
 
 
-def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
+def can_edit(request: HttpRequest) -> bool:
+    role = role_of(request)
+    return role is not None and role.allows(Role.EDITOR)
+
+
+def _alerts_context(request: HttpRequest, silence_form: SilenceForm) -> dict[str, Any]:
     now = timezone.now()
+    seen = seen_of(request)
     alerts = [
-        a for a in alert_states() if a.state in (AlertStateName.FIRING, AlertStateName.PENDING)
+        a
+        for a in alert_states(seen=seen)
+        if a.state in (AlertStateName.FIRING, AlertStateName.PENDING)
     ]
     alerts.sort(key=lambda a: a.state != AlertStateName.FIRING)  # firing first, then pending
-    silences = list(
+    holding = list(
         Silence.objects.filter(starts_at__lte=now, ends_at__gt=now).select_related("rule")
     )
-    # (alert, whether a silence holds its notifications back)
-    active = [(a, engine.is_silenced(silences, a.rule_id, a.subject)) for a in alerts]
+    mine = set(ownership.visible_silences(seen).values_list("pk", flat=True))
+    silences = [s for s in holding if s.pk in mine]
+    # (alert, whether a silence, maybe of every rule, holds its notifications back)
+    active = [(a, engine.is_silenced(holding, a.rule_id, a.subject)) for a in alerts]
     evaluation = Evaluation.objects.first()
-    rule_rows = AlertRule.objects.prefetch_related("channels").annotate(
-        firing=Count("states", filter=Q(states__state=AlertStateName.FIRING))
+    rule_rows = (
+        ownership.visible_rules(seen)
+        .select_related("team")
+        .prefetch_related("channels")
+        .annotate(firing=Count("states", filter=Q(states__state=AlertStateName.FIRING)))
     )
     rule_list = list(rule_rows)
+    channels = ownership.visible_channels(seen).select_related("team")
+    # An evaluation covers every team's rules: others see its time, not its figures, and
+    # only their own rules' errors.
+    names = tuple(f"{r.name}: " for r in rule_list)
+    errors = [e for e in (evaluation.errors if evaluation else []) if e.startswith(names)]
     return {
         "nav": "alerts",
         "active": active,
         "enabled_count": sum(r.enabled for r in rule_list),
         "firing_count": sum(a.state == AlertStateName.FIRING for a in alerts),
         "pending_count": sum(a.state == AlertStateName.PENDING for a in alerts),
-        "channels": Channel.objects.all(),
-        "failing_channels": Channel.objects.filter(failing_since__isnull=False).count(),
+        "channels": channels,
+        "failing_channels": channels.filter(failing_since__isnull=False).count(),
         "silences": silences,
         "silence_form": silence_form,
-        "history": recent_transitions(HISTORY_ROWS),
+        "history": recent_transitions(HISTORY_ROWS, seen=seen),
         "evaluation": evaluation,
+        "evaluation_figures": seen.everything,
+        "evaluation_errors": errors,
+        "can_edit": can_edit(request),
         "evaluation_stale": evaluation is not None
         and evaluation.started_at < now - STALE_EVALUATION,
         "rules": [
@@ -288,15 +316,16 @@ def _alerts_context(silence_form: SilenceForm) -> dict[str, Any]:
 
 @login_required
 def alerts_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "alerts/alerts.html", _alerts_context(SilenceForm()))
+    form = SilenceForm(seen=seen_of(request))
+    return render(request, "alerts/alerts.html", _alerts_context(request, form))
 
 
 @login_required
 @require_POST
 def add_silence(request: HttpRequest) -> HttpResponse:
-    form = SilenceForm(request.POST)
+    form = SilenceForm(request.POST, seen=seen_of(request))
     if not form.is_valid():
-        return render(request, "alerts/alerts.html", _alerts_context(form), status=422)
+        return render(request, "alerts/alerts.html", _alerts_context(request, form), status=422)
     Silence.objects.create(
         rule=form.cleaned_data["rule"],
         subject=form.cleaned_data["subject"],
@@ -311,20 +340,30 @@ def add_silence(request: HttpRequest) -> HttpResponse:
 @require_POST
 def end_silence(request: HttpRequest, silence_id: int) -> HttpResponse:
     now = timezone.now()
-    Silence.objects.filter(pk=silence_id, ends_at__gt=now).update(ends_at=now)
+    active = ownership.visible_silences(seen_of(request)).filter(ends_at__gt=now)
+    get_object_or_404(active, pk=silence_id)
+    Silence.objects.filter(pk=silence_id).update(ends_at=now)
     return redirect(reverse("alerts") + "#silences")
 
 
 @login_required
 @require_POST
 def set_rule_enabled(request: HttpRequest, rule_id: int) -> HttpResponse:
-    rule = get_object_or_404(AlertRule, pk=rule_id)
+    rule = get_object_or_404(ownership.visible_rules(seen_of(request)), pk=rule_id)
     rule.enabled = request.POST.get("enabled") == "on"
     rule.save(update_fields=["enabled", "updated_at"])
     return redirect(reverse("alerts") + "#rules")
 
 
 # --- the rule editor --------------------------------------------------------------------
+
+
+def _preview(form: RuleForm) -> tuple[datetime, datetime, alert_preview.Preview]:
+    """The compiled rule replayed over the preview range on its team's data."""
+    assert form.compiled is not None
+    start, end = _preview_range(form)
+    seen = seen_for_team(form.cleaned_data.get("team"))
+    return start, end, alert_preview.preview(form.compiled, start, end, seen=seen)
 
 
 def _preview_range(form: RuleForm) -> tuple[datetime, datetime]:
@@ -342,26 +381,27 @@ def _lasted(incident: Incident, end: datetime) -> str:
 def _chart_query(request: HttpRequest, end: datetime) -> str:
     """The rule's fields as the chart URL carries them, so the chart replays the same rule
     over the same range as the table beside it."""
-    keep = ("kind", "threshold", "params", "scope_kind", "scope_name", "for_duration")
+    keep = ("kind", "team", "threshold", "params", "scope_kind", "scope_name", "for_duration")
     return urlencode({**{k: request.POST.get(k, "") for k in keep}, "end": format_time(end) or ""})
 
 
 @login_required
 def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
-    rule = get_object_or_404(AlertRule, pk=rule_id) if rule_id is not None else None
+    seen = seen_of(request)
+    rules_seen = ownership.visible_rules(seen)
+    rule = get_object_or_404(rules_seen, pk=rule_id) if rule_id is not None else None
     saved = {"name": rule.name, "kind": rule.get_kind_display()} if rule else None
     preview: dict[str, Any] | None = None
     status = 200
     if request.method == "POST":
         action = request.POST.get("action", "save")
-        form = RuleForm(request.POST, instance=rule, previewing=action == "preview")
+        form = RuleForm(request.POST, instance=rule, seen=seen, previewing=action == "preview")
         valid = form.is_valid()
         if valid and action == "save":
             form.save_rule(request.user)
             return redirect("alerts")
         if valid and form.compiled is not None:
-            start, end = _preview_range(form)
-            found = alert_preview.preview(form.compiled, start, end)
+            start, end, found = _preview(form)
             preview = {
                 "start": start,
                 "end": end,
@@ -373,7 +413,8 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
         else:
             status = 422
     else:
-        form = RuleForm(instance=rule, initial={"end": read_window(request.GET).end or ""})
+        initial = {"end": read_window(request.GET).end or ""}
+        form = RuleForm(instance=rule, seen=seen, initial=initial)
     bound_kind = form["kind"].value()
     return render(
         request,
@@ -390,6 +431,7 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
             ],
             "selected_kind": bound_kind,
             "scope_help": SCOPE_HELP,
+            "can_edit": can_edit(request),
         },
         status=status,
     )
@@ -397,11 +439,10 @@ def rule_editor(request: HttpRequest, rule_id: int | None = None) -> HttpRespons
 
 @login_required
 def preview_chart(request: HttpRequest) -> HttpResponse:
-    form = RuleForm(request.GET, previewing=True)
+    form = RuleForm(request.GET, seen=seen_of(request), previewing=True)
     if not form.is_valid() or form.compiled is None:
         errors = "; ".join(" ".join(str(m) for m in v) for v in form.errors.values())
         return HttpResponse(errors, status=422, content_type="text/plain; charset=utf-8")
-    start, end = _preview_range(form)
-    found = alert_preview.preview(form.compiled, start, end)
+    start, end, found = _preview(form)
     fig = alert_charts.preview_timeline_figure(found.incidents, start, end)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -1,7 +1,8 @@
 """What every channel shares: the Transport base class (one method, `send`), the
 TransportError it raises, the HTTP POST through lib.http (the one outbound HTTP
 module) with the rule for which HTTP failures are worth retrying, and the headline the
-human-readable channels (Slack, e-mail) open with.
+human-readable channels (Slack, e-mail) open with. A webhook reaches only public
+addresses (resolved and pinned by lib.http) unless FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS.
 
 A transport sends one payload to one channel, or raises TransportError; it stores nothing
 and never retries: analytics.alerts.delivery does both.
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+
+from django.conf import settings
 
 from analytics.alerts.models import Channel
 from lib import http
@@ -46,7 +49,13 @@ def post_json(url: str, body: bytes, headers: dict[str, str] | None = None) -> N
     """POST through lib.http; FetchError becomes TransportError. No answer
     (timeout, refused, unreachable) and 5xx are transient; see RETRYABLE_4XX."""
     try:
-        http.post_json(url, body, timeout_s=HTTP_TIMEOUT_S, headers=headers)
+        http.post_json(
+            url,
+            body,
+            timeout_s=HTTP_TIMEOUT_S,
+            headers=headers,
+            allow_private=settings.FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS,
+        )
     except http.InvalidURL as exc:
         raise TransportError(str(exc), permanent=True) from None
     except http.FetchError as exc:

@@ -41,18 +41,22 @@ Kinds, thresholds and params (durations are strings like `5m`, or numbers of sec
 Scopes: {} (every run or instance, or everything for daily_spend), {"run": name},
 {"instance": name}, {"team": name} (runs by the team's run patterns, instances by the
 scrape target's `team` label, spend by the team's run and source patterns).
+A rule of a team watches only what that team sees, whatever its scope: `{}` is every run
+and instance of the team (a rule of no team watches everything).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, Rule, RuleError
 from analytics.alerts.rules.runs import CommitDecay, CommitStall, ErrorDrift
 from analytics.alerts.rules.serving import KvUsage, PreemptionRate, TargetDown
 from analytics.alerts.rules.spend import DailySpend
 
-__all__ = ["RULES", "Finding", "Rule", "RuleError", "build_rule"]
+__all__ = ["RULES", "Finding", "Rule", "RuleError", "build_rule", "descriptions"]
 
 
 RULES: dict[str, type[Rule]] = {
@@ -82,3 +86,25 @@ def build_rule(
     if not isinstance(scope or {}, dict) or not isinstance(params or {}, dict):
         raise RuleError("scope and params must be JSON objects")
     return cls(threshold, scope, params, for_seconds)
+
+
+def descriptions() -> tuple[dict[str, str], str]:
+    """Each kind's paragraph ("- kind: ...", continued on indented lines) and the
+    "Scopes:" paragraph of this docstring, so the rule editor says what the code says."""
+    doc = __doc__ or ""
+    kinds: dict[str, list[str]] = {}
+    scopes: list[str] = []
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        item = re.match(r"^- (\w+): (.*)$", line)
+        if item and item.group(1) in RuleKind.values:
+            current = kinds.setdefault(item.group(1), [])
+            current.append(item.group(2))
+        elif line.startswith("Scopes:"):
+            current = scopes
+            current.append(line.removeprefix("Scopes:").strip())
+        elif current is not None and line.strip() and (line.startswith(" ") or current is scopes):
+            current.append(line.strip())
+        else:
+            current = None
+    return {kind: " ".join(parts) for kind, parts in kinds.items()}, " ".join(scopes)

@@ -23,6 +23,7 @@ from analytics.alerts.models import (
     Transition,
 )
 from analytics.alerts.rules import Finding
+from lib.access import Seen
 from tests.analytics.alerts import scenarios
 from tests.analytics.alerts.scenarios import T0, minutes
 
@@ -219,12 +220,12 @@ def test_a_disabled_rules_alerts_are_hidden_until_it_is_enabled_again(lake: Path
     scenarios.load_flapping_kv()
     rule = _rule("kv", "kv_usage", threshold=0.95)
     engine.evaluate_rules(T0 + timedelta(minutes=31))
-    assert [s.subject for s in queries.alert_states("firing")] == ["gpu-flap"]
+    assert [s.subject for s in queries.alert_states("firing", seen=Seen.all())] == ["gpu-flap"]
     AlertRule.objects.filter(pk=rule.pk).update(enabled=False)
-    assert list(queries.alert_states()) == []
+    assert list(queries.alert_states(seen=Seen.all())) == []
     engine.evaluate_rules(T0 + timedelta(minutes=50))  # not evaluated: nothing resolves
     AlertRule.objects.filter(pk=rule.pk).update(enabled=True)
-    assert [s.state for s in queries.alert_states()] == ["firing"]
+    assert [s.state for s in queries.alert_states(seen=Seen.all())] == ["firing"]
 
 
 def test_an_evaluation_as_of_an_earlier_time_leaves_newer_alerts_alone(lake: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from analytics.alerts.models import AlertState, Evaluation
 from analytics.alerts.preview import preview
 from analytics.alerts.rules import build_rule
+from lib.access import Seen
 from lib.durations import format_time
 from tests.analytics.alerts import scenarios
 from tests.analytics.alerts.scenarios import T0
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def test_the_preview_replays_a_rule_over_a_past_day_without_writing(lake: Path) -> None:
     scenarios.load_flapping_kv()
     rule = build_rule("kv_usage", 0.95, {}, {}, 300)
-    found = preview(rule, T0, T0 + timedelta(minutes=80))
+    found = preview(rule, T0, T0 + timedelta(minutes=80), seen=Seen.all())
     assert [
         (i.subject, format_time(i.fired_at), format_time(i.resolved_at)) for i in found.incidents
     ] == [("gpu-flap", "2026-01-14T08:33:59Z", "2026-01-14T08:42:59Z")]

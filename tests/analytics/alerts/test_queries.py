@@ -9,6 +9,7 @@ import pytest
 
 from analytics.alerts.models import AlertRule, AlertState, AlertStateName, Evaluation, Transition
 from analytics.alerts.queries import Alert, Change, alert_states, recent_transitions
+from lib.access import Seen
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def test_alerts_are_listed_newest_first_as_rows_without_the_ok_ones() -> None:
     _state(rule, "gpu-2", "pending", T0 + timedelta(minutes=5))
     _state(rule, "gpu-3", "ok", T0 + timedelta(minutes=9))
 
-    alerts = alert_states()
+    alerts = alert_states(seen=Seen.all())
 
     assert [a.subject for a in alerts] == ["gpu-2", "gpu-1"]
     assert alerts[1] == Alert(
@@ -49,7 +50,7 @@ def test_alerts_are_listed_newest_first_as_rows_without_the_ok_ones() -> None:
         summary="gpu-1 is firing",
         evaluated_at=T0 + timedelta(minutes=30),
     )
-    assert [a.subject for a in alert_states("firing")] == ["gpu-1"]
+    assert [a.subject for a in alert_states("firing", seen=Seen.all())] == ["gpu-1"]
 
 
 def test_changes_are_listed_newest_first_with_the_evaluation_that_made_them() -> None:
@@ -66,7 +67,7 @@ def test_changes_are_listed_newest_first_with_the_evaluation_that_made_them() ->
         alert=alert, from_state="pending", to_state="ok", at=T0 + timedelta(minutes=9)
     )
 
-    changes = recent_transitions()
+    changes = recent_transitions(seen=Seen.all())
 
     assert changes == [
         Change(
@@ -90,6 +91,8 @@ def test_changes_are_listed_newest_first_with_the_evaluation_that_made_them() ->
             evaluation_started_at=T0 + timedelta(hours=1),
         ),
     ]
-    assert [c.at for c in recent_transitions(limit=1)] == [T0 + timedelta(minutes=5)]
+    assert [c.at for c in recent_transitions(limit=1, seen=Seen.all())] == [
+        T0 + timedelta(minutes=5)
+    ]
     other = AlertRule.objects.create(name="other", kind="target_down")
-    assert recent_transitions(rule=other) == []
+    assert recent_transitions(rule=other, seen=Seen.all()) == []
