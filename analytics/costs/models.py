@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import BaseValidator, MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from lib import http
 from lib.bounds import name_problem
 
 _NON_NEGATIVE = [MinValueValidator(Decimal(0))]
@@ -223,6 +225,18 @@ class ReportRecipient(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.target}"
+
+    def clean(self) -> None:
+        """A webhook must be http(s) to a public address, as an alert channel's (checked
+        again when sent, after DNS resolution: lib/http.py)."""
+        if self.kind != RecipientKind.WEBHOOK:
+            return
+        try:
+            http.check_public_url(
+                self.target, allow_private=settings.FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS
+            )
+        except http.InvalidURL as exc:
+            raise ValidationError({"target": str(exc)}) from None
 
 
 class ReportDelivery(models.Model):

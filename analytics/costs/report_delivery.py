@@ -82,7 +82,11 @@ def send_email(report: DailyReport, address: str, team: str | None = None) -> No
 
 def send_webhook(report: DailyReport, url: str, team: str | None = None) -> None:
     try:
-        http.post_json(url, orjson.dumps({"text": summary_text(report, team)}))
+        http.post_json(
+            url,
+            orjson.dumps({"text": summary_text(report, team)}),
+            allow_private=settings.FLEETSCOPE_ALLOW_PRIVATE_WEBHOOKS,
+        )
     except http.FetchError as exc:
         raise DeliveryError(str(exc)) from None
 
