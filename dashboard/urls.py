@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from dashboard.api import api
+from dashboard.login import FleetscopeLoginView, protect_admin_login
 from dashboard.pages import alerts as alerts_pages
 from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
@@ -13,6 +14,8 @@ from dashboard.pages import serving as serving_pages
 from dashboard.pages import tokens as tokens_pages
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
+
+protect_admin_login(admin.site)  # before admin.site.urls reads its login view
 
 urlpatterns = [
     path("", views.runs_list, name="runs"),
@@ -61,7 +64,7 @@ urlpatterns = [
         alerts_pages.set_rule_enabled,
         name="alerts-rule-enabled",
     ),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", FleetscopeLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("preferences/time-zone/", set_time_zone, name="time-zone"),
     path("favicon.ico", favicon, name="favicon"),
