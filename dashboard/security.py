@@ -15,16 +15,20 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-# plotly.js adds an empty <style> element and fills it through the CSSOM (insertRule,
-# which CSP does not govern): the hash of its empty content lets only that element in,
-# where 'unsafe-inline' would let any injected <style> in.
+# The two <style> elements plotly.js adds, let in by the hash of their content where
+# 'unsafe-inline' would let in any injected <style>: its own, created empty and filled
+# through the CSSOM (insertRule, which CSP does not govern), and the maplibre stylesheet
+# its bundle adds on load (plotly.js 4.1.1's text; tests/dashboard/test_security.py
+# hashes it from the installed plotly.min.js, so an upgrade that changes it fails there).
 EMPTY_STYLE_HASH = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+MAPLIBRE_STYLE_HASH = "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='"
+STYLE_SOURCES = f"'self' {EMPTY_STYLE_HASH} {MAPLIBRE_STYLE_HASH}"
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
         "script-src 'self'",
-        f"style-src 'self' {EMPTY_STYLE_HASH}",
-        f"style-src-elem 'self' {EMPTY_STYLE_HASH}",
+        f"style-src {STYLE_SOURCES}",
+        f"style-src-elem {STYLE_SOURCES}",
         # Style attributes: plotly.js writes some with setAttribute, and the cost report's
         # body, shared with its e-mail (which needs them), has them. An attribute styles
         # its own element only, and any url() in it is held to img-src.

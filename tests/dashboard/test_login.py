@@ -70,9 +70,7 @@ def test_200_wrong_passwords_then_the_right_one_is_refused(people: None, clock: 
     assert LoginFailure.objects.filter(username="carol").count() == 5
 
 
-def test_another_account_from_another_address_logs_in_meanwhile(
-    people: None, clock: Clock
-) -> None:
+def test_another_account_from_another_address_logs_in_meanwhile(people: None, clock: Clock) -> None:
     guesser = Client(REMOTE_ADDR="203.0.113.7")
     for n in range(200):
         log_in(guesser, "carol", f"guess-{n}")
@@ -100,9 +98,7 @@ def test_after_the_lock_the_right_password_works_and_clears_the_failures(
     assert LoginFailure.objects.filter(username="carol").count() == 0
 
 
-def test_four_failures_lock_nothing_and_a_success_forgets_them(
-    people: None, clock: Clock
-) -> None:
+def test_four_failures_lock_nothing_and_a_success_forgets_them(people: None, clock: Clock) -> None:
     client = Client()
     for n in range(4):
         assert log_in(client, "carol", f"guess-{n}").status_code == 200
@@ -131,9 +127,7 @@ def test_an_account_that_does_not_exist_is_answered_the_same(people: None, clock
     assert mismatch in real[0].content.decode() and mismatch in ghost[0].content.decode()
 
 
-def test_the_account_name_is_filed_whatever_its_case_and_spaces(
-    people: None, clock: Clock
-) -> None:
+def test_the_account_name_is_filed_whatever_its_case_and_spaces(people: None, clock: Clock) -> None:
     client = Client()
     for name in ("Carol", "CAROL", " carol", "carol ", "cArol"):
         log_in(client, name, "wrong-password")

@@ -119,7 +119,9 @@ def test_the_session_length_is_read_from_the_environment(monkeypatch: Any) -> No
     assert django_settings.SESSION_COOKIE_AGE == 12 * 3600
     assert django_settings.SESSION_SAVE_EVERY_REQUEST is False
     monkeypatch.setenv("FLEETSCOPE_SESSION_HOURS", "0")
-    with pytest.raises(Exception, match="FLEETSCOPE_SESSION_HOURS must be an integer of at least 1"):
+    with pytest.raises(
+        Exception, match="FLEETSCOPE_SESSION_HOURS must be an integer of at least 1"
+    ):
         read_int("FLEETSCOPE_SESSION_HOURS", 12, minimum=1)
 
 
@@ -156,7 +158,12 @@ def test_the_admin_refuses_a_common_password_for_a_new_user(
     client.force_login(root)
     answer = client.post(
         "/admin/auth/user/add/",
-        {"username": "frank", "password1": "password", "password2": "password", "usable_password": "true"},
+        {
+            "username": "frank",
+            "password1": "password",
+            "password2": "password",
+            "usable_password": "true",
+        },
     )
     assert answer.status_code == 200
     assert "This password is too common." in answer.content.decode()
