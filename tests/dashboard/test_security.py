@@ -20,10 +20,11 @@ from tests.people import grant
 
 PASSWORD = "a-long-enough-password"
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+EMPTY = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+MAPLIBRE = "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='"
 POLICY = (
     "default-src 'self'; script-src 'self'; "
-    "style-src 'self' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='; "
-    "style-src-elem 'self' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='; "
+    f"style-src 'self' {EMPTY} {MAPLIBRE}; style-src-elem 'self' {EMPTY} {MAPLIBRE}; "
     "style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
     "frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'"
 )
@@ -188,3 +189,23 @@ def test_the_api_docs_need_a_login_or_a_token(erin: Any) -> None:
     client.force_login(erin)
     assert client.get("/api/docs").status_code == 200
     assert client.get("/api/openapi.json").status_code == 200
+
+
+def test_the_maplibre_style_hash_is_that_of_the_installed_plotly_js() -> None:
+    """plotly.min.js adds `e.textContent='<css>'` under a fixed id on load: an upgrade
+    that changes the text must change MAPLIBRE_STYLE_HASH (dashboard/security.py) too."""
+    import base64
+    import hashlib
+
+    from dashboard.security import MAPLIBRE_STYLE_HASH
+    from dashboard.staticfiles import PLOTLY_BUNDLE
+
+    bundle = PLOTLY_BUNDLE.read_text(encoding="utf-8")
+    opening = (
+        'e.id="9f215cf04c5486422605d13261cb87401f4e7763b6296af81e98efbc0130da53",e.textContent=\''
+    )
+    start = bundle.index(opening) + len(opening)
+    css = bundle[start : bundle.index("',document.head.appendChild(e)", start)]
+    assert "\\" not in css  # no escapes: the literal is the text itself
+    digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    assert MAPLIBRE_STYLE_HASH == f"'sha256-{digest}'"

@@ -163,3 +163,27 @@ def test_the_run_picker_sends_its_form_without_an_inline_handler(
     expect(page.locator("select[name=run]")).to_have_value("done")
     page.wait_for_load_state("networkidle")
     assert_clean(page, watch, "/overview/?run=done")
+
+
+def test_a_locked_login_says_when_to_retry_on_one_line_at_phone_width(
+    watched: tuple[Page, Watch], live_server: Any, fleet: AlertRule, tmp_path: Path
+) -> None:
+    page, watch = watched
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(f"{live_server.url}/accounts/login/")
+    for n in range(5):
+        page.fill("#id_username", "mallory")
+        page.fill("#id_password", f"guess-{n}")
+        page.click("button[type=submit]")
+        expect(page.locator(".login .error")).to_contain_text("didn't match")
+    page.fill("#id_password", PASSWORD)
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.click("button[type=submit]")
+    assert answer.value.status == 429
+    error = page.locator(".login .error")
+    expect(error).to_have_count(1)
+    expect(error).to_contain_text("Too many failed logins: try again after ")
+    expect(error).to_contain_text("UTC (in 15 minutes).")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    page.screenshot(path=str(tmp_path / "login-locked-375.png"), full_page=True)
+    assert_clean(page, watch, "/accounts/login/")
