@@ -9,7 +9,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from django.test import Client
+from django.test import Client, RequestFactory
 
 from analytics.access.models import LoginFailure
 from dashboard.login import client_address
@@ -186,12 +186,10 @@ def test_failures_at_the_admin_lock_the_login_page(people: None, clock: Clock) -
 
 
 def request_from(remote: str, forwarded: str | None = None) -> Any:
-    from django.test import RequestFactory
-
-    extra = {"REMOTE_ADDR": remote}
+    request = RequestFactory().get("/accounts/login/", REMOTE_ADDR=remote)
     if forwarded is not None:
-        extra["HTTP_X_FORWARDED_FOR"] = forwarded
-    return RequestFactory().get("/accounts/login/", **extra)
+        request.META["HTTP_X_FORWARDED_FOR"] = forwarded
+    return request
 
 
 def test_the_client_is_remote_addr_without_trusted_proxies(settings: Any) -> None:
