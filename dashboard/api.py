@@ -22,6 +22,7 @@ from dashboard.api_answers import (
     validation_detail,
 )
 from dashboard.auth import API_AUTH
+from dashboard.login import docs_login_required
 from ingest.api import router as ingest_router
 from lib.errors import BodyTooLarge, ForbiddenError, NotFoundError, ParameterError
 
@@ -35,6 +36,8 @@ api = NinjaAPI(
     # Swagger UI from ninja's own static files (ninja is in INSTALLED_APPS); no validator
     # badge, which would call validator.swagger.io.
     docs=Swagger(settings={"validatorUrl": None}),
+    # The docs and the schema name every endpoint: for a logged-in user or a token only.
+    docs_decorator=docs_login_required,
     renderer=FiniteJSONRenderer(),
 )
 

@@ -6,6 +6,7 @@ and what it expects; it never silently falls back to the default. manage.py prin
 line without a traceback.
 """
 
+import ipaddress
 import os
 import re
 from collections.abc import Collection
@@ -78,6 +79,19 @@ def read_list(name: str, default: list[str]) -> list[str]:
     if not raw:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def read_networks(name: str, default: list[str]) -> list[str]:
+    """Comma-separated IP addresses or CIDR networks (`10.0.0.1`, `172.16.0.0/12`, `::1`),
+    answered as networks (`10.0.0.1/32`)."""
+    networks = []
+    for item in read_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            expected = "comma-separated IP addresses or networks such as 10.0.0.1,172.16.0.0/12"
+            raise _invalid(name, expected, item) from None
+    return networks
 
 
 def read_path(name: str, default: Path) -> Path:

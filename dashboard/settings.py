@@ -17,6 +17,7 @@ from dashboard.env import (
     read_database_url,
     read_int,
     read_list,
+    read_networks,
     read_path,
     read_str,
     read_time_of_day,
@@ -66,6 +67,9 @@ MIDDLEWARE = [
     # First, so that every error under /api/ it sees, from any layer, is answered in JSON.
     "dashboard.api_answers.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Around the session and CSRF middleware, so it sees the cookies they set: Secure over
+    # HTTPS; and the Content-Security-Policy on every answer (dashboard/security.py).
+    "dashboard.security.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -118,8 +122,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+_VALIDATION = "django.contrib.auth.password_validation"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": f"{_VALIDATION}.UserAttributeSimilarityValidator"},
+    {"NAME": f"{_VALIDATION}.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
+    {"NAME": f"{_VALIDATION}.CommonPasswordValidator"},
+    {"NAME": f"{_VALIDATION}.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -148,6 +156,24 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+# --- logins, sessions and cookies (dashboard/login.py, dashboard/security.py) ---
+# This many failed logins for one account name, or FLEETSCOPE_LOGIN_MAX_ADDRESS_FAILURES
+# from one client address, within FLEETSCOPE_LOGIN_LOCK_MINUTES refuse every login for
+# it (the right password too) for that many minutes.
+FLEETSCOPE_LOGIN_MAX_FAILURES = read_int("FLEETSCOPE_LOGIN_MAX_FAILURES", 5, minimum=1)
+FLEETSCOPE_LOGIN_MAX_ADDRESS_FAILURES = read_int(
+    "FLEETSCOPE_LOGIN_MAX_ADDRESS_FAILURES", 20, minimum=1
+)
+FLEETSCOPE_LOGIN_LOCK_MINUTES = read_int("FLEETSCOPE_LOGIN_LOCK_MINUTES", 15, minimum=1)
+# Reverse proxies (addresses or CIDR networks) whose X-Forwarded-For names the client and
+# whose X-Forwarded-Proto says whether it came over HTTPS; none: REMOTE_ADDR is the client.
+FLEETSCOPE_TRUSTED_PROXIES = read_networks("FLEETSCOPE_TRUSTED_PROXIES", [])
+if FLEETSCOPE_TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Secure session and CSRF cookies on every answer, not only those served over HTTPS.
+FLEETSCOPE_SECURE_COOKIES = read_bool("FLEETSCOPE_SECURE_COOKIES", False)
+SESSION_COOKIE_AGE = read_int("FLEETSCOPE_SESSION_HOURS", 12, minimum=1) * 3600
+SESSION_SAVE_EVERY_REQUEST = False  # a session ends SESSION_COOKIE_AGE after the login
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the pages' fetch() calls read it for POSTs
 X_FRAME_OPTIONS = "DENY"

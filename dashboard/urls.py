@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from dashboard.api import api
+from dashboard.login import FleetscopeLoginView, protect_admin_login
 from dashboard.pages import alerts as alerts_pages
 from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
@@ -15,6 +16,8 @@ from dashboard.pages import settings_audit, settings_teams, settings_users
 from dashboard.pages import tokens as tokens_pages
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
+
+protect_admin_login(admin.site)  # before admin.site.urls reads its login view
 
 urlpatterns = [
     path("", views.runs_list, name="runs"),
@@ -75,7 +78,7 @@ urlpatterns = [
         name="settings-team-delete",
     ),
     path("settings/audit/", settings_audit.audit_page, name="settings-audit"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", FleetscopeLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("preferences/time-zone/", set_time_zone, name="time-zone"),
     path("favicon.ico", favicon, name="favicon"),

@@ -114,3 +114,19 @@ def test_a_catalog_may_be_a_duckdb_file_and_data_a_folder_or_s3(
     assert refusal(env.read_data_path, "") == (
         f"{VAR} must be a folder or an s3://bucket/prefix/ URL, got 's3:///lake/'"
     )
+
+
+def test_networks_are_addresses_or_cidr_ranges(value: pytest.MonkeyPatch) -> None:
+    assert env.read_networks(VAR, []) == []
+    value.setenv(VAR, "10.0.0.1, 172.16.0.0/12,::1, 192.168.1.7/24")
+    assert env.read_networks(VAR, []) == [
+        "10.0.0.1/32",
+        "172.16.0.0/12",
+        "::1/128",
+        "192.168.1.0/24",
+    ]
+    value.setenv(VAR, "10.0.0.1,proxy.internal")
+    assert refusal(env.read_networks, []) == (
+        "FLEETSCOPE_TEST_VALUE must be comma-separated IP addresses or networks such as "
+        "10.0.0.1,172.16.0.0/12, got 'proxy.internal'"
+    )

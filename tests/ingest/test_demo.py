@@ -139,3 +139,31 @@ def test_register_adds_a_step_or_replaces_one_of_the_same_name(
         "docs-demo",
     ]
     assert demo.DEMO_STEPS[-1].description == "replaced"
+
+
+@pytest.mark.django_db
+def test_a_weak_password_from_the_environment_is_refused_in_one_line(
+    tiny_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.management.base import CommandError
+
+    monkeypatch.setenv("FLEETSCOPE_DEMO_PASSWORD", "password")
+    with pytest.raises(CommandError) as refused:
+        load_demo()
+    assert str(refused.value) == (
+        "FLEETSCOPE_DEMO_PASSWORD is refused: This password is too short. It must contain at "
+        "least 12 characters. This password is too common."
+    )
+    assert authenticate(username="demo", password="password") is None
+
+
+@pytest.mark.django_db
+def test_the_generated_password_passes_the_validators(
+    tiny_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth import password_validation
+    from django.contrib.auth.models import User
+
+    monkeypatch.delenv("FLEETSCOPE_DEMO_PASSWORD", raising=False)
+    password = load_demo()[-1].removeprefix("login: demo / ")
+    password_validation.validate_password(password, User.objects.get(username="demo"))

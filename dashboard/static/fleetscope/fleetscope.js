@@ -236,3 +236,11 @@
     if (scheme.addEventListener) { scheme.addEventListener("change", redrawInPlace); }
   }
 })();
+
+// A control marked data-autosubmit sends its form when changed (the serving pages' run
+// and engine pickers): one delegated listener, as the Content-Security-Policy forbids
+// inline handlers (dashboard/security.py).
+document.addEventListener("change", function (ev) {
+  var control = ev.target.closest && ev.target.closest("[data-autosubmit]");
+  if (control && control.form) { control.form.submit(); }
+});

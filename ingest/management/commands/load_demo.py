@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
@@ -91,7 +92,7 @@ class Command(BaseCommand):
         from_env = os.environ.get("FLEETSCOPE_DEMO_PASSWORD", "")
         user = users.objects.filter(username=DEMO_USERNAME).first()
         if user is None:
-            password = from_env or secrets.token_urlsafe(12)
+            password = _checked_password(from_env) if from_env else _generated_password()
             users.objects.create_superuser(DEMO_USERNAME, password=password)  # admin reachable
             if not from_env:
                 password_file.write_text(password)
@@ -101,3 +102,29 @@ class Command(BaseCommand):
             if candidate and user.check_password(candidate):
                 return f"login: {DEMO_USERNAME} / {candidate}"
         return f"login: {DEMO_USERNAME} (password changed since the demo set it)"
+
+
+def _generated_password() -> str:
+    """16 random URL-safe characters, drawn again in the rare case the validators refuse
+    them (all digits, say)."""
+    while True:
+        password = secrets.token_urlsafe(12)
+        if _password_problem(password) is None:
+            return password
+
+
+def _checked_password(password: str) -> str:
+    problem = _password_problem(password)
+    if problem is not None:
+        raise CommandError(f"FLEETSCOPE_DEMO_PASSWORD is refused: {problem}")
+    return password
+
+
+def _password_problem(password: str) -> str | None:
+    """What AUTH_PASSWORD_VALIDATORS say against this password for the demo user, if
+    anything, on one line."""
+    try:
+        password_validation.validate_password(password, get_user_model()(username=DEMO_USERNAME))
+    except ValidationError as exc:
+        return " ".join(exc.messages)
+    return None
