@@ -1,7 +1,9 @@
 """Runs endpoints of the JSON API (docs/api.md). Handlers take their parameters as ninja
 Query schemas (the time window as lib.window's WindowQuery) and call analytics.runs'
 questions (queries, details); they never write SQL. The answers are those modules'
-dataclasses, shaped by the Out schemas here."""
+dataclasses, shaped by the Out schemas here. Every handler passes the request's Seen
+(lib.access.seen_of): the list holds only the runs its user sees, and a run they do not
+see is a 404 like a run that does not exist."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries
 from analytics.runs.paging import COMMIT_SORTS, DEFAULT_LIMIT, AgentSort, Paging
+from lib.access import seen_of
 from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
@@ -122,13 +125,13 @@ def _bucket_seconds(window: WindowQuery) -> int:
 
 @router.get("", response=list[RunOut], summary="Runs with their totals")
 def list_runs(request: HttpRequest) -> list[queries.RunTotals]:
-    return queries.list_runs()
+    return queries.list_runs(seen_of(request))
 
 
 @router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")
 def commit_rate(request: HttpRequest, run: str, window: Query[WindowQuery]) -> queries.CommitRate:
     bucket_seconds = _bucket_seconds(window)
-    return queries.commit_rate(run, bucket_seconds, window.time_range())
+    return queries.commit_rate(run, bucket_seconds, window.time_range(), seen=seen_of(request))
 
 
 @router.get("/{path:run}/stalls", response=StallsOut, summary="Commit stalls")
@@ -136,13 +139,13 @@ def stalls(
     request: HttpRequest, run: str, params: Query[StallsIn], window: Query[WindowQuery]
 ) -> queries.Stalls:
     gap = parse_duration(params.min_gap, name="min_gap")
-    return queries.stalls(run, gap, window.time_range())
+    return queries.stalls(run, gap, window.time_range(), seen=seen_of(request))
 
 
 @router.get("/{path:run}/error-rate", response=ErrorRateOut, summary="Error rate and drift")
 def error_rate(request: HttpRequest, run: str, window: Query[WindowQuery]) -> queries.ErrorRate:
     bucket_seconds = _bucket_seconds(window)
-    return queries.error_rate(run, bucket_seconds, window.time_range())
+    return queries.error_rate(run, bucket_seconds, window.time_range(), seen=seen_of(request))
 
 
 class EventKindOut(Schema):
@@ -154,7 +157,7 @@ class EventKindOut(Schema):
 def event_kinds(
     request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[queries.EventKindCount]:
-    return queries.event_kinds(run, window.time_range())
+    return queries.event_kinds(run, window.time_range(), seen=seen_of(request))
 
 
 @router.get("/{path:run}/agents", response=list[AgentOut], summary="The agent tree")
@@ -162,7 +165,8 @@ def agents(request: HttpRequest, run: str, window: Query[WindowQuery]) -> list[d
     # Flat rows handed over as their dicts: ninja reads an object attribute by attribute,
     # a dict a third faster (`python -m bench runs_api`, agents median: 185 ms as objects,
     # 114-122 ms as dicts, 124 ms before the rows were typed).
-    return [vars(agent) for agent in queries.agents(run, window.time_range())]
+    rows = queries.agents(run, window.time_range(), seen=seen_of(request))
+    return [vars(agent) for agent in rows]
 
 
 # --- what the log adapters add: sources, tools, tokens by model, commits per agent --------
@@ -245,7 +249,9 @@ def work_and_claims(
     request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> run_details.WorkAndClaims:
     bucket_seconds = _bucket_seconds(window)
-    return run_details.work_and_claims(run, bucket_seconds, window.time_range())
+    return run_details.work_and_claims(
+        run, bucket_seconds, window.time_range(), seen=seen_of(request)
+    )
 
 
 @router.get(
@@ -255,7 +261,7 @@ def work_and_claims(
     summary="Where the run's events came from",
 )
 def sources(request: HttpRequest, run: str, window: Query[WindowQuery]) -> list[run_details.Source]:
-    return run_details.sources(run, window.time_range())
+    return run_details.sources(run, window.time_range(), seen=seen_of(request))
 
 
 @router.get(
@@ -265,7 +271,7 @@ def sources(request: HttpRequest, run: str, window: Query[WindowQuery]) -> list[
     summary="Tool calls and errors by tool",
 )
 def tools(request: HttpRequest, run: str, window: Query[WindowQuery]) -> run_details.Tools:
-    return run_details.tools(run, window.time_range())
+    return run_details.tools(run, window.time_range(), seen=seen_of(request))
 
 
 @router.get(
@@ -274,7 +280,7 @@ def tools(request: HttpRequest, run: str, window: Query[WindowQuery]) -> run_det
 def models(
     request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[run_details.ModelUse]:
-    return run_details.models(run, window.time_range())
+    return run_details.models(run, window.time_range(), seen=seen_of(request))
 
 
 class AgentCommitsIn(Schema):
@@ -294,7 +300,9 @@ def commits_by_agent(
 ) -> list[run_details.AgentCommits]:
     sort = AgentSort.read(params.sort, COMMIT_SORTS)
     paging = None if params.limit is None else Paging(params.limit, params.offset)
-    return run_details.commits_by_agent(run, window.time_range(), sort, paging)
+    return run_details.commits_by_agent(
+        run, window.time_range(), sort, paging, seen=seen_of(request)
+    )
 
 
 # --- quarantine: the lines ingest set aside ------------------------------------------------
@@ -336,7 +344,8 @@ class QuarantineOut(Schema):
 def quarantine(
     request: HttpRequest, run: str, params: Query[PageIn]
 ) -> run_quarantine.QuarantinePage:
-    return run_quarantine.run_quarantine(run, Paging(params.limit, params.offset))
+    paging = Paging(params.limit, params.offset)
+    return run_quarantine.run_quarantine(run, paging, seen=seen_of(request))
 
 
 @quarantine_router.get(
@@ -349,4 +358,6 @@ def quarantine_by_source(
     request: HttpRequest, params: Query[QuarantineIn]
 ) -> run_quarantine.QuarantinePage:
     paging = Paging(params.limit, params.offset)
-    return run_quarantine.source_quarantine(params.source, params.source_kind, paging)
+    return run_quarantine.source_quarantine(
+        params.source, params.source_kind, paging, seen=seen_of(request)
+    )

@@ -5,7 +5,8 @@ and writes apart, and commits per agent with task claims apart from work.
 One function per question; SQL as module constants with bound parameters. Each takes an
 optional [start, end) range (lib.window.TimeRange) and answers with the dataclasses
 below (datetimes aware UTC); commits are counted once per sha, at the time first logged,
-as everywhere else.
+as everywhere else. Each also takes its reader's `seen` (lib.access.Seen): a run it
+does not see is answered as one that does not exist (queries.ensure_run).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import warehouse
 from analytics.runs.paging import COMMIT_SORTS, AgentSort, Paging
 from analytics.runs.queries import commit_rate, ensure_run
+from analytics.runs.status import SYSTEM_VIEW
+from lib.access import Seen
 from lib.errors import ParameterError
 from lib.window import TimeRange
 
@@ -152,9 +155,9 @@ class Source:
     last_ts: datetime
 
 
-def sources(run: str, window: TimeRange | None = None) -> list[Source]:
+def sources(run: str, window: TimeRange | None = None, *, seen: Seen = SYSTEM_VIEW) -> list[Source]:
     """Which sources the run's events came from: agent-events, claude-code, codex, git."""
-    ensure_run(run)
+    ensure_run(run, seen)
     return [Source(**_utc(row)) for row in warehouse.fetch_all(SOURCES_SQL, _params(run, window))]
 
 
@@ -179,10 +182,10 @@ class Tools:
     tools: list[ToolUse]
 
 
-def tools(run: str, window: TimeRange | None = None) -> Tools:
+def tools(run: str, window: TimeRange | None = None, *, seen: Seen = SYSTEM_VIEW) -> Tools:
     """Tool calls by tool, with each tool's error rate (errors over answered calls) and
     the run's overall tool error rate."""
-    ensure_run(run)
+    ensure_run(run, seen)
     rows = [
         ToolUse(
             tool=row["tool"],
@@ -219,11 +222,13 @@ class ModelUse:
     total_tokens: int  # input, cache reads and writes, output
 
 
-def models(run: str, window: TimeRange | None = None) -> list[ModelUse]:
+def models(
+    run: str, window: TimeRange | None = None, *, seen: Seen = SYSTEM_VIEW
+) -> list[ModelUse]:
     """Model calls and tokens by model: uncached input, cache reads, cache writes (with
     the 5-minute and 1-hour parts where the source tells them), output and its
     reasoning part (where the source tells it)."""
-    ensure_run(run)
+    ensure_run(run, seen)
     return [
         ModelUse(**{**row, "cost_usd": _float(row["cost_usd"])})
         for row in warehouse.fetch_all(MODELS_SQL, _params(run, window))
@@ -247,11 +252,11 @@ _TOTALS = ("agents_total", "work_total", "claims_total")
 
 
 def _commits_by_agent(
-    run: str, window: TimeRange | None, sort: AgentSort, paging: Paging | None
+    run: str, window: TimeRange | None, sort: AgentSort, paging: Paging | None, seen: Seen
 ) -> list[dict[str, Any]]:
     if sort not in COMMITS_BY_AGENT_SQL:
         raise ParameterError(f"commits per agent cannot be sorted by {sort}")
-    ensure_run(run)
+    ensure_run(run, seen)
     params = {**_params(run, window), "limit": None, "offset": 0}
     if paging is not None:
         params.update(paging.params())
@@ -267,10 +272,12 @@ def commits_by_agent(
     window: TimeRange | None = None,
     sort: AgentSort = AgentSort.COMMITS,
     paging: Paging | None = None,
+    *,
+    seen: Seen = SYSTEM_VIEW,
 ) -> list[AgentCommits]:
     """Commits per agent (git: per author), task claims apart from work; every agent, or
     a page of them."""
-    return [_agent_commits(row) for row in _commits_by_agent(run, window, sort, paging)]
+    return [_agent_commits(row) for row in _commits_by_agent(run, window, sort, paging, seen)]
 
 
 @dataclass(frozen=True)
@@ -289,13 +296,18 @@ class AgentCommitsPage:
 
 
 def commits_by_agent_page(
-    run: str, window: TimeRange | None, sort: AgentSort, paging: Paging
+    run: str,
+    window: TimeRange | None,
+    sort: AgentSort,
+    paging: Paging,
+    *,
+    seen: Seen = SYSTEM_VIEW,
 ) -> AgentCommitsPage:
     """A page of commits per agent, with the totals over every agent."""
-    rows = _commits_by_agent(run, window, sort, paging)
+    rows = _commits_by_agent(run, window, sort, paging, seen)
     if not rows and paging.offset:
         # Past the last agent: the totals still come from the first row.
-        rows_for_totals = _commits_by_agent(run, window, sort, Paging(1, 0))
+        rows_for_totals = _commits_by_agent(run, window, sort, Paging(1, 0), seen)
     else:
         rows_for_totals = rows
     first = rows_for_totals[0] if rows_for_totals else dict.fromkeys(_TOTALS, 0)
@@ -326,13 +338,13 @@ class WorkAndClaims:
 
 
 def work_and_claims(
-    run: str, bucket_seconds: int, window: TimeRange | None = None
+    run: str, bucket_seconds: int, window: TimeRange | None = None, *, seen: Seen = SYSTEM_VIEW
 ) -> WorkAndClaims:
     """Commits per bucket split into work and task claims (git runs mark claims: commits
     that only add or remove files under the claims folder). The buckets and totals are
     commit_rate's, so work + claims is always the commit rate."""
     window = window or TimeRange()
-    rate = commit_rate(run, bucket_seconds, window)
+    rate = commit_rate(run, bucket_seconds, window, seen=seen)
     claims = {
         int(r["bucket_epoch"]): int(r["claims"])
         for r in warehouse.fetch_all(

@@ -6,6 +6,12 @@ a time.
 A line belongs to a run when its raw text is an agent event naming that run, or, naming
 none (it may not even be JSON), when it came from a file that fed the run's events. A
 line of no run is found by its source. Reads only; must not write the quarantine.
+
+A reader sees the lines of the runs its `seen` (lib.access.Seen) sees: a run it does not
+see has no quarantine (the same NotFoundError as a run that does not exist), and the
+by-source list of a reader who does not see everything holds only the lines that the
+quarantine of a run it sees would list (a line naming another run is not among them, even
+from a file both runs came from).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from typing import Any
 import warehouse
 from analytics.runs.paging import Paging
 from analytics.runs.queries import ensure_run
+from analytics.runs.status import SYSTEM_VIEW
+from lib.access import Seen
 
 # The run an agent-event line names, when its raw text is a JSON object saying one.
 _NAMED_RUN = """
@@ -42,6 +50,23 @@ WHERE ($source::VARCHAR IS NULL OR q.source = $source)
   AND ($source_kind::VARCHAR IS NULL OR q.source_kind = $source_kind)
 """
 
+# The by-source lines for a reader who does not see every run: those of its runs only.
+_SEEN_SOURCE_LINES = f"""
+WITH fed AS (
+    SELECT DISTINCT source_kind, source FROM events WHERE list_contains($seen_runs, run)
+),
+lines AS (
+    SELECT q.*, {_NAMED_RUN} AS named_run FROM quarantine AS q
+    WHERE ($source::VARCHAR IS NULL OR q.source = $source)
+      AND ($source_kind::VARCHAR IS NULL OR q.source_kind = $source_kind)
+)
+SELECT l.* FROM lines AS l
+WHERE list_contains($seen_runs, l.named_run)
+   OR (l.named_run IS NULL
+       AND EXISTS (SELECT 1 FROM fed AS f
+                   WHERE f.source_kind = l.source_kind AND f.source = l.source))
+"""
+
 # Newest first: the latest load, then the file's last lines first.
 _PAGE = """
 SELECT source_kind, source, line_no, byte_offset, reason, raw, ingested_at
@@ -55,6 +80,8 @@ RUN_QUARANTINE_SQL = _PAGE.format(lines=_RUN_LINES)
 RUN_QUARANTINE_COUNT_SQL = _COUNT.format(lines=_RUN_LINES)
 SOURCE_QUARANTINE_SQL = _PAGE.format(lines=_SOURCE_LINES)
 SOURCE_QUARANTINE_COUNT_SQL = _COUNT.format(lines=_SOURCE_LINES)
+SEEN_SOURCE_QUARANTINE_SQL = _PAGE.format(lines=_SEEN_SOURCE_LINES)
+SEEN_SOURCE_QUARANTINE_COUNT_SQL = _COUNT.format(lines=_SEEN_SOURCE_LINES)
 
 
 @dataclass(frozen=True)
@@ -92,16 +119,19 @@ def _page(page_sql: str, count_sql: str, params: dict[str, Any], paging: Paging)
     return QuarantinePage(total, paging.limit, paging.offset, lines)
 
 
-def run_quarantine(run: str, paging: Paging) -> QuarantinePage:
+def run_quarantine(run: str, paging: Paging, *, seen: Seen = SYSTEM_VIEW) -> QuarantinePage:
     """The quarantined lines of a run (see the module's docstring), newest first."""
-    ensure_run(run)
+    ensure_run(run, seen)
     return _page(RUN_QUARANTINE_SQL, RUN_QUARANTINE_COUNT_SQL, {"run": run}, paging)
 
 
 def source_quarantine(
-    source: str | None, source_kind: str | None, paging: Paging
+    source: str | None, source_kind: str | None, paging: Paging, *, seen: Seen = SYSTEM_VIEW
 ) -> QuarantinePage:
     """Quarantined lines by where they came from (every line when neither is given):
-    the way to a line whose run is unknown."""
-    params = {"source": source, "source_kind": source_kind}
-    return _page(SOURCE_QUARANTINE_SQL, SOURCE_QUARANTINE_COUNT_SQL, params, paging)
+    the way to a line whose run is unknown; only the lines of `seen`'s runs."""
+    params: dict[str, Any] = {"source": source, "source_kind": source_kind}
+    if seen.everything:
+        return _page(SOURCE_QUARANTINE_SQL, SOURCE_QUARANTINE_COUNT_SQL, params, paging)
+    params["seen_runs"] = seen.run_list()
+    return _page(SEEN_SOURCE_QUARANTINE_SQL, SEEN_SOURCE_QUARANTINE_COUNT_SQL, params, paging)

@@ -4,7 +4,9 @@ One function per question; SQL lives here as module constants with bound paramet
 Every function takes an optional [start, end) range (aware UTC datetimes) and answers
 with the dataclasses below (datetimes aware UTC); the drift test of the error rate is
 analytics.runs.drift's. Commits are deduplicated by sha per run (counted once, at the
-time first logged) everywhere: as commits and as attempts.
+time first logged) everywhere: as commits and as attempts. Each question takes the
+`seen` of its reader (lib.access.Seen; status.SYSTEM_VIEW for the system's own): a run
+it does not see is answered as one that does not exist (ensure_run's NotFoundError).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 import warehouse
 from analytics.runs.drift import Drift, ErrorPoint, drift
-from analytics.runs.status import CurrentStall, run_statuses
+from analytics.runs.status import SYSTEM_VIEW, CurrentStall, run_statuses
+from lib.access import Seen, visible_run_sql
 from lib.errors import NotFoundError, ParameterError
 from lib.window import TimeRange
 from warehouse.schema.events import (
@@ -69,7 +72,7 @@ RUN_EXISTS_SQL = "SELECT 1 AS found FROM events WHERE run = ? LIMIT 1"
 # Totals per run, kept at ingest by ingest/pipelines/run_rollups.py as rows to add up
 # (commits deduplicated by sha: the first logged instance stays, and its `ok` decides
 # whether it landed or failed; every other event counts as logged).
-RUNS_SQL = """
+RUNS_SQL = f"""
 WITH totals AS (
     SELECT run,
            min(first_ts) AS first_ts,
@@ -82,6 +85,7 @@ WITH totals AS (
            sum(output_tokens)::BIGINT AS output_tokens,
            min(source_kind) AS source_kind
     FROM run_rollups
+    WHERE {visible_run_sql("run")}
     GROUP BY run
 )
 SELECT * FROM totals ORDER BY last_ts DESC, run
@@ -210,8 +214,10 @@ def _from_epoch(seconds: int) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def ensure_run(run: str) -> None:
-    if warehouse.fetch_one(RUN_EXISTS_SQL, [run]) is None:
+def ensure_run(run: str, seen: Seen = SYSTEM_VIEW) -> None:
+    """NotFoundError for a run that does not exist or that `seen` does not see (the same
+    answer, so a run's existence does not leak)."""
+    if not seen.sees_run(run) or warehouse.fetch_one(RUN_EXISTS_SQL, [run]) is None:
         raise NotFoundError(f"unknown run {run!r}")
 
 
@@ -231,10 +237,11 @@ class RunTotals:
     source_kind: str
 
 
-def list_runs() -> list[RunTotals]:
+def list_runs(seen: Seen = SYSTEM_VIEW) -> list[RunTotals]:
+    """The runs `seen` sees, filtered in the query, latest first."""
     return [
         RunTotals(**{**row, "first_ts": _utc(row["first_ts"]), "last_ts": _utc(row["last_ts"])})
-        for row in warehouse.fetch_all(RUNS_SQL)
+        for row in warehouse.fetch_all(RUNS_SQL, {"seen_runs": seen.run_list()})
     ]
 
 
@@ -291,8 +298,10 @@ class CommitRate:
     peak: CommitPoint | None  # the busiest bucket; the earliest one when several tie
 
 
-def commit_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> CommitRate:
-    ensure_run(run)
+def commit_rate(
+    run: str, bucket_seconds: int, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
+) -> CommitRate:
+    ensure_run(run, seen)
     span = _bucket_range(run, window, bucket_seconds)
     counts = {
         int(r["bucket_epoch"]): int(r["commits"])
@@ -316,8 +325,10 @@ class ErrorRate:
     drift: Drift
 
 
-def error_rate(run: str, bucket_seconds: int, window: TimeRange = TimeRange()) -> ErrorRate:
-    ensure_run(run)
+def error_rate(
+    run: str, bucket_seconds: int, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
+) -> ErrorRate:
+    ensure_run(run, seen)
     span = _bucket_range(run, window, bucket_seconds)
     rows = {
         int(r["bucket_epoch"]): (int(r["attempts"]), int(r["errors"]))
@@ -350,13 +361,18 @@ class Stalls:
 
 
 def stalls(
-    run: str, min_gap: timedelta, window: TimeRange = TimeRange(), now: datetime | None = None
+    run: str,
+    min_gap: timedelta,
+    window: TimeRange = TimeRange(),
+    now: datetime | None = None,
+    *,
+    seen: Seen = SYSTEM_VIEW,
 ) -> Stalls:
     """Gaps of at least `min_gap` between consecutive commits while the run kept logging
     other events, and the run's current stall (analytics.runs.status.current_stall: the
     time since its last commit while it is still logging, counted to now) when the window
     reaches the run's last event."""
-    ensure_run(run)
+    ensure_run(run, seen)
     params = {"run": run, "min_gap": min_gap.total_seconds(), **window.params()}
     rows = warehouse.fetch_all(STALLS_SQL, params)
     found = [
@@ -370,7 +386,7 @@ def stalls(
         if r["gap_start"] is not None and r["busy_events"] > 0
     ]
     current = None
-    status = run_statuses(min_gap, run=run, now=now).get(run)
+    status = run_statuses(min_gap, run=run, now=now, seen=seen).get(run)
     if status is not None and (window.end is None or window.end > status.last_ts):
         if status.stalled_since is not None and status.stalled_minutes is not None:
             current = CurrentStall(status.stalled_since, status.stalled_minutes)
@@ -399,8 +415,10 @@ class AgentFigures:
     last_ts: datetime | None
 
 
-def agents(run: str, window: TimeRange = TimeRange()) -> list[AgentFigures]:
-    ensure_run(run)
+def agents(
+    run: str, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
+) -> list[AgentFigures]:
+    ensure_run(run, seen)
     rows = warehouse.fetch_all(AGENTS_SQL, {"run": run, **window.params()})
     return [
         AgentFigures(
@@ -421,15 +439,10 @@ class EventKindCount:
     events: int
 
 
-def event_kinds(run: str, window: TimeRange = TimeRange()) -> list[EventKindCount]:
+def event_kinds(
+    run: str, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
+) -> list[EventKindCount]:
     """Events per kind (commits deduplicated by sha); unknown kinds fold into `other`."""
-    ensure_run(run)
+    ensure_run(run, seen)
     params = {"run": run, "known": [kind.value for kind in EventKind], **window.params()}
     return [EventKindCount(**row) for row in warehouse.fetch_all(EVENT_KINDS_SQL, params)]
-
-
-def run_summary(run: str) -> RunTotals:
-    for row in list_runs():
-        if row.run == run:
-            return row
-    raise NotFoundError(f"unknown run {run!r}")

@@ -10,6 +10,10 @@ alert does, so every page and message shows the same figure (`current_stall` is 
 definition, the one place it is written). A run is finished when an agent with no parent
 (the root) logged `stop`; active when it logged anything within ACTIVE_WINDOW of now;
 otherwise idle.
+
+Every reader names what its user may see (a lib.access.Seen): statuses of other runs are
+not worked out at all. SYSTEM_VIEW (every run) is for the system's own readers: ingest,
+load_demo, the alert facts; pages and API handlers pass the request's.
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 import warehouse
+from lib.access import Seen, visible_run_sql
 from warehouse.schema.events import ATTEMPT_SQL, COMMIT_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
+
+# What the system itself sees (every run); a request sees what lib.access.seen_of says.
+SYSTEM_VIEW = Seen.all()
 
 # A run that logged within this of now is still logging (the runs list's `active`).
 ACTIVE_WINDOW = timedelta(minutes=15)
 
 RUN_STATUS_SQL = f"""
 WITH run_events AS (
-    SELECT * FROM events WHERE $run::VARCHAR IS NULL OR run = $run
+    SELECT * FROM events
+    WHERE ($run::VARCHAR IS NULL OR run = $run) AND {visible_run_sql("run")}
 ),
 commit_times AS (
     SELECT run, min(ts) AS ts FROM run_events
@@ -121,11 +130,14 @@ def run_statuses(
     *,
     run: str | None = None,
     now: datetime | None = None,
+    seen: Seen = SYSTEM_VIEW,
 ) -> dict[str, RunStatus]:
-    """Every run's status by name; only `run`'s when given. `now` defaults to the clock."""
+    """Every run's status by name that `seen` sees; only `run`'s when given (nothing when
+    it is not seen). `now` defaults to the clock."""
     now = now or now_utc()
     statuses = {}
-    for row in warehouse.fetch_all(RUN_STATUS_SQL, {"run": run}):
+    params = {"run": run, "seen_runs": seen.run_list()}
+    for row in warehouse.fetch_all(RUN_STATUS_SQL, params):
         first_ts, last_ts = _utc(row["first_ts"]), _utc(row["last_ts"])
         last_commit, stopped_at = _utc(row["last_commit"]), _utc(row["stopped_at"])
         assert first_ts is not None and last_ts is not None

@@ -2,6 +2,10 @@
 serving instances' KV usage and preemptions, so a slowdown in landing can be seen next to
 its cause. Views only: runs answers from analytics/runs/, serving answers from
 analytics/serving/ (queries, instances), the figure from analytics/serving/charts.py.
+
+Everything here is what the request's Seen (lib.access.seen_of) sees: its runs (another
+team's run is the 404 of a run that does not exist), its serving instances, and a default
+range drawn from those only; a user in no team is told to ask an admin.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ from analytics.runs import queries as runs
 from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.instances import list_instances
+from dashboard.pages.runs import in_no_team
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
-
 
 def _problem(exc: Exception) -> HttpResponse:
     """The chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
@@ -49,24 +53,29 @@ def _resolve(page: PageWindow, run: runs.RunTotals | None, seen: Seen) -> servin
     return serving.make_window(None, start, end, page.bucket_s, seen=seen)
 
 
-def _read(request: HttpRequest) -> tuple[PageWindow, runs.RunTotals | None, serving.Window]:
-    run = _pick_run(request, runs.list_runs())
+def _read(
+    request: HttpRequest, seen_runs: list[runs.RunTotals], seen: Seen
+) -> tuple[PageWindow, runs.RunTotals | None, serving.Window]:
+    run = _pick_run(request, seen_runs)
     page = read_window(request, default_last="")
-    return page, run, _resolve(page, run, seen_of(request))
+    return page, run, _resolve(page, run, seen)
 
 
 @login_required
 def overview_page(request: HttpRequest) -> HttpResponse:
-    all_runs = runs.list_runs()
+    seen = seen_of(request)
+    if in_no_team(seen):
+        return render(request, "overview/no_team.html", {"nav": "overview"})
+    all_runs = runs.list_runs(seen)
     wanted = request.GET.get("run")
     try:
-        page, run, window = _read(request)
+        page, run, window = _read(request, all_runs, seen)
     except NotFoundError as exc:
         raise Http404(str(exc)) from None
     except ParameterError as exc:
         keep = {"run": wanted} if wanted else {}
         return range_problem(request, exc, title="Overview", nav="overview", keep=keep)
-    instances = list_instances(seen=seen_of(request))
+    instances = list_instances(seen=seen)
     # Without an explicit range the chart view resolves the same default (the run's range).
     query = page.query(run=run.run if run else None)
     keep = {"run": run.run} if run else {}
@@ -87,22 +96,24 @@ def overview_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def overview_chart(request: HttpRequest) -> HttpResponse:
+    seen = seen_of(request)
     try:
-        _, run, w = _read(request)
+        _, run, w = _read(request, runs.list_runs(seen), seen)
     except (NotFoundError, ParameterError) as exc:
         return _problem(exc)
     commits: list[tuple[datetime, float | None]] = []
     errors: list[tuple[datetime, float | None]] = []
     if run is not None:
         span = runs.TimeRange(w.start, w.end)
-        commits = [(p.t, p.commits) for p in runs.commit_rate(run.run, w.bucket_s, span).points]
-        errors = [
-            (p.t, p.rate if p.attempts else None)
-            for p in runs.error_rate(run.run, w.bucket_s, span).points
-        ]
+        rate = runs.commit_rate(run.run, w.bucket_s, span, seen=seen)
+        commits = [(p.t, p.commits) for p in rate.points]
+        error_rate = runs.error_rate(run.run, w.bucket_s, span, seen=seen)
+        errors = [(p.t, p.rate if p.attempts else None) for p in error_rate.points]
     kv: dict[str, list[tuple[datetime, float | None]]] = {}
     preemptions: dict[str, list[tuple[datetime, float | None]]] = {}
     for name, data in sorted(serving.fleet_series(w).items()):
+        if not seen.sees_instance(name):
+            continue
         kv[name] = [(p.t, p.usage) for p in data.kv_usage]
         preemptions[name] = [(p.t, p.preemptions) for p in data.preemptions]
     fig = serving_charts.overview_figure(

@@ -2,7 +2,9 @@
 
 Views only: answers come from analytics/runs/ (queries, details, status: the same
 functions the API calls, so pages and API agree), figures from analytics/runs/charts.py,
-the tree from analytics/runs/tree.py. No SQL here. Every view needs a login.
+the tree from analytics/runs/tree.py. No SQL here. Every view needs a login, and asks
+with the request's Seen (lib.access.seen_of): the list shows only the runs its user sees,
+a run they do not see is the 404 of a run that does not exist.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dashboard.pages.run_window import (
     RunWindow,
     read_run_window,
 )
+from lib.access import Seen, seen_of
 from lib.bounds import NAME_LENGTH
 from lib.durations import format_time, parse_duration
 from lib.errors import ParameterError
@@ -105,14 +108,25 @@ class RunListRow:
         return self.status.stalled_minutes if self.status else None
 
 
-def _runs_rows() -> list[RunListRow]:
-    statuses = run_statuses()
-    return [RunListRow(run, statuses.get(run.run)) for run in queries.list_runs()]
+def _runs_rows(seen: Seen) -> list[RunListRow]:
+    statuses = run_statuses(seen=seen)
+    return [RunListRow(run, statuses.get(run.run)) for run in queries.list_runs(seen)]
+
+
+def in_no_team(seen: Seen) -> bool:
+    """A user who sees no team's data (the empty pages tell them to ask an admin)."""
+    return not seen.everything and not seen.team_ids
 
 
 @login_required
 def runs_list(request: HttpRequest) -> HttpResponse:
-    context = {"nav": "runs", "rows": _runs_rows(), "ingest_command": INGEST_COMMAND}
+    seen = seen_of(request)
+    context = {
+        "nav": "runs",
+        "rows": _runs_rows(seen),
+        "no_team": in_no_team(seen),
+        "ingest_command": INGEST_COMMAND,
+    }
     if request.GET.get("fragment") == "table":
         return render(request, "runs/partials/runs_table.html", context)
     refresh = request.GET.get("refresh", "0")
@@ -130,7 +144,7 @@ def runs_list(request: HttpRequest) -> HttpResponse:
 def _window(request: HttpRequest, run: str) -> tuple[RunWindow, RunStatus]:
     """The run's status and the window the request asks for; 404 for an unknown run."""
     min_gap = parse_duration(request.GET.get("min_gap") or DEFAULT_MIN_GAP, name="min_gap")
-    status = run_statuses(min_gap, run=run).get(run)
+    status = run_statuses(min_gap, run=run, seen=seen_of(request)).get(run)
     if status is None:
         raise Http404(f"There is no run named {run!r}.")
     return read_run_window(request, status.first_ts, status.last_ts), status
@@ -143,16 +157,16 @@ def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
     return {name: future.result() for name, future in futures.items()}
 
 
-def _summary(run: str, window: RunWindow, status: RunStatus) -> dict[str, Any]:
+def _summary(run: str, window: RunWindow, status: RunStatus, seen: Seen) -> dict[str, Any]:
     """Stat cards, drift and stalls of the run in the window."""
-    span = window.time_range
+    span, bucket = window.time_range, window.bucket_seconds
     calls: dict[str, Callable[[], Any]] = {
-        "rate": lambda: queries.commit_rate(run, window.bucket_seconds, span),
-        "errors": lambda: queries.error_rate(run, window.bucket_seconds, span),
-        "stalls": lambda: queries.stalls(run, window.min_gap_delta, span),
+        "rate": lambda: queries.commit_rate(run, bucket, span, seen=seen),
+        "errors": lambda: queries.error_rate(run, bucket, span, seen=seen),
+        "stalls": lambda: queries.stalls(run, window.min_gap_delta, span, seen=seen),
     }
-    if window.bucket_seconds != 3600:
-        calls["hourly"] = lambda: queries.commit_rate(run, 3600, span)
+    if bucket != 3600:
+        calls["hourly"] = lambda: queries.commit_rate(run, 3600, span, seen=seen)
     answers = _gather(**calls)
     rate: queries.CommitRate = answers["rate"]
     errors: queries.ErrorRate = answers["errors"]
@@ -177,13 +191,14 @@ def _summary(run: str, window: RunWindow, status: RunStatus) -> dict[str, Any]:
     }
 
 
-def _agent_rows(run: str, window: RunWindow) -> list[queries.AgentFigures]:
+def _agent_rows(run: str, window: RunWindow, seen: Seen) -> list[queries.AgentFigures]:
     """Every agent of the run, placed by the whole run's parent links and roles (a spawn
     before the range still places its agent), with its figures inside the range."""
     if window.start is None and window.end is None:
-        return queries.agents(run)
+        return queries.agents(run, seen=seen)
     answers = _gather(
-        whole=lambda: queries.agents(run), inside=lambda: queries.agents(run, window.time_range)
+        whole=lambda: queries.agents(run, seen=seen),
+        inside=lambda: queries.agents(run, window.time_range, seen=seen),
     )
     inside = {r.agent: r for r in answers["inside"]}
     return [_placed(row, inside.get(row.agent)) for row in answers["whole"]]
@@ -297,8 +312,8 @@ def _agent_stats(rows: list[queries.AgentFigures]) -> dict[str, Any]:
     }
 
 
-def _tree_context(run: str, window: RunWindow, lists: RunLists) -> dict[str, Any]:
-    rows = _agent_rows(run, window)
+def _tree_context(run: str, window: RunWindow, lists: RunLists, seen: Seen) -> dict[str, Any]:
+    rows = _agent_rows(run, window, seen)
     tree: TreePage = page_tree(build_agent_tree(rows), lists.tree_sort, lists.tree, lists.find)
     return {
         "tree": tree.roots,
@@ -309,18 +324,18 @@ def _tree_context(run: str, window: RunWindow, lists: RunLists) -> dict[str, Any
     }
 
 
-def _details_context(run: str, window: RunWindow, lists: RunLists) -> dict[str, Any]:
+def _details_context(run: str, window: RunWindow, lists: RunLists, seen: Seen) -> dict[str, Any]:
     """Sources, tools, tokens by model, a page of commits per agent (analytics/runs/
     details.py, as the API serves them) and a page of the run's quarantined lines."""
     span = window.time_range
     answers = _gather(
-        sources=lambda: run_details.sources(run, span),
-        tools=lambda: run_details.tools(run, span),
-        models=lambda: run_details.models(run, span),
+        sources=lambda: run_details.sources(run, span, seen=seen),
+        tools=lambda: run_details.tools(run, span, seen=seen),
+        models=lambda: run_details.models(run, span, seen=seen),
         commits=lambda: run_details.commits_by_agent_page(
-            run, span, lists.commits_sort, lists.commits
+            run, span, lists.commits_sort, lists.commits, seen=seen
         ),
-        quarantine=lambda: run_quarantine.run_quarantine(run, lists.quarantine),
+        quarantine=lambda: run_quarantine.run_quarantine(run, lists.quarantine, seen=seen),
     )
     commits: run_details.AgentCommitsPage = answers["commits"]
     return {
@@ -353,22 +368,23 @@ def _role_counts(rows: list[queries.AgentFigures]) -> list[tuple[str, int]]:
 
 @login_required
 def run_detail(request: HttpRequest, run: str) -> HttpResponse:
+    seen = seen_of(request)
     try:
         window, status = _window(request, run)
         lists = RunLists.read(request)
         fragment = request.GET.get("fragment")
         context: dict[str, Any] = {"nav": "runs", "run": run, "window": window, "status": status}
         if fragment == "summary":
-            context.update(_summary(run, window, status))
-            context.update(_agent_stats(_agent_rows(run, window)))
+            context.update(_summary(run, window, status, seen))
+            context.update(_agent_stats(_agent_rows(run, window, seen)))
             return render(request, "runs/partials/run_summary.html", context)
         if fragment == "tree":
-            context.update(_tree_context(run, window, lists))
+            context.update(_tree_context(run, window, lists, seen))
             context["lists"] = _lists_links(run, window, lists, _totals(context))
             return render(request, "runs/partials/agent_tree.html", context)
-        context.update(_summary(run, window, status))
-        context.update(_tree_context(run, window, lists))
-        context.update(_details_context(run, window, lists))
+        context.update(_summary(run, window, status, seen))
+        context.update(_tree_context(run, window, lists, seen))
+        context.update(_details_context(run, window, lists, seen))
         context["lists"] = _lists_links(run, window, lists, _totals(context))
     except ParameterError as exc:
         return _bad_parameter(request, exc)
@@ -408,8 +424,9 @@ def run_commit_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
     """The commit-rate figure: what /api/runs/{run}/commit-rate and /stalls answer."""
     try:
         window, status = _window(request, run)
-        rate = queries.commit_rate(run, window.bucket_seconds, window.time_range)
-        stalls = queries.stalls(run, window.min_gap_delta, window.time_range)
+        span, seen = window.time_range, seen_of(request)
+        rate = queries.commit_rate(run, window.bucket_seconds, span, seen=seen)
+        stalls = queries.stalls(run, window.min_gap_delta, span, seen=seen)
     except ParameterError as exc:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
     fig = run_charts.build_commit_rate_figure(rate, stalls, status.last_ts)
@@ -421,7 +438,9 @@ def run_error_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
     """The error-rate figure: what /api/runs/{run}/error-rate answers, drift included."""
     try:
         window, _ = _window(request, run)
-        errors = queries.error_rate(run, window.bucket_seconds, window.time_range)
+        errors = queries.error_rate(
+            run, window.bucket_seconds, window.time_range, seen=seen_of(request)
+        )
     except ParameterError as exc:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
     fig = run_charts.build_error_rate_figure(errors)

@@ -183,7 +183,7 @@ def test_anything_unexpected_is_a_json_500_logged_not_shown(
 ) -> None:
     from analytics.runs import queries
 
-    def broken() -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals: /srv/fleetscope/db")
 
     monkeypatch.setattr(queries, "list_runs", broken)

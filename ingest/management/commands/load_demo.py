@@ -3,7 +3,9 @@ ingests the demo runs (ingest.demo; nothing is loaded twice however often it run
 creates the `demo` login if it is missing, and the demo alert rules (analytics.alerts.demo).
 
 After the steps it prints every run as the runs list shows it (agents, commits, status,
-from the same analytics.runs questions), so what it says and what the pages say agree.
+from the same analytics.runs questions), so what it says and what the pages say agree. It
+prints what the system sees (every team's runs, lib.access.Seen.all()), as an all-teams
+user's runs list shows them.
 
 The password comes from FLEETSCOPE_DEMO_PASSWORD or is generated once and kept in
 `<data dir>/demo/password` (mode 0600) so later runs can print it again. The last line on
@@ -31,6 +33,7 @@ from analytics.runs.queries import list_runs
 from analytics.runs.status import run_statuses
 from ingest.demo import DEMO_STEPS, run_demo_steps
 from ingest.sources.files import SourceError
+from lib.access import Seen
 from warehouse import WarehouseError
 
 DEMO_USERNAME = "demo"
@@ -43,9 +46,10 @@ def _count(n: int, noun: str) -> str:
 def run_lines() -> list[str]:
     """Each run as the runs list shows it: agents, commits, quarantined lines aside, and
     where it stands (a stall with its minutes, counted to now as on every page)."""
-    statuses = run_statuses()
+    system = Seen.all()
+    statuses = run_statuses(seen=system)
     lines = []
-    for run in list_runs():
+    for run in list_runs(system):
         status = statuses.get(run.run)
         state = str(status.state) if status else "idle"
         if status is not None and status.stalled_minutes is not None:

@@ -246,7 +246,7 @@ def test_a_range_after_the_spawns_keeps_the_tree_and_counts_only_inside_it(
 def test_a_server_error_shows_the_finished_500_page(
     signed_in: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken() -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("warehouse on fire")
 
     monkeypatch.setattr("analytics.runs.queries.list_runs", broken)
