@@ -27,6 +27,7 @@ from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
 
+
 def _problem(exc: Exception) -> HttpResponse:
     """The chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
     status = 404 if isinstance(exc, NotFoundError) else 422
