@@ -137,6 +137,14 @@ def list_instances(instance: str | None = None) -> list[Instance]:
     return [Instance(**row) for row in warehouse.fetch_all(INSTANCES, {"instance": instance})]
 
 
+def model_instances(model: str | None) -> frozenset[str] | None:
+    """The instances whose latest successful scrape served `model` (vLLM's `model_name`
+    label, the served model name), for a model filter; None when no model is asked."""
+    if model is None:
+        return None
+    return frozenset(row.instance for row in list_instances() if row.model == model)
+
+
 def require_instance(instance: str) -> Instance:
     """The instance's summary row, or NotFoundError (404) when it was never scraped."""
     rows = list_instances(instance)
