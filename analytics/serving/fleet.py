@@ -68,9 +68,12 @@ def _mean(acc: _Acc, metric: str) -> float | None:
     return total / n if n else None
 
 
-def _sleep_now(w: Window) -> dict[tuple[str, str], str]:
-    """(instance, engine) -> its sleep state in the window's last minutes."""
-    end = w.end
+def _sleep_now(w: Window, shown: list[Instance]) -> dict[tuple[str, str], str]:
+    """(instance, engine) -> its sleep state in the last minutes up to the newest scrape
+    in the window."""
+    if not shown:
+        return {}
+    end = min(w.end, max(i.last_scrape for i in shown) + timedelta(microseconds=1))
     start = max(w.start, end - SLEEP_LOOKBACK)
     start = start.replace(second=0, microsecond=0)
     rows = read_series((), None, None, Window(start, end, 60), split=("sleep_state",))
@@ -126,7 +129,7 @@ def fleet_table(instances: list[Instance], w: Window, model: str | None = None) 
         (*GAUGES, *COUNTERS, *COUNTERS_ACCEPTED, "ttft"), None, None, _one_bucket(w), split=SPLIT
     )
     accs = _accumulate(rows, keep)
-    sleep = _sleep_now(w)
+    sleep = _sleep_now(w, shown)
     out: list[FleetRow] = []
     for inst in sorted(shown, key=lambda i: i.instance):
         engines = sorted({e for (i, e) in accs if i == inst.instance})

@@ -74,6 +74,7 @@ FAMILIES: dict[str, tuple[str, Kind, int]] = {
     "vllm:generation_tokens": ("generation_tokens", Kind.COUNTER, 0),
     "vllm:prompt_tokens_by_source": ("prompt_tokens_by_source", Kind.COUNTER, 0),  # by source
     "vllm:prompt_tokens_cached": ("prompt_tokens_cached", Kind.COUNTER, 0),
+    "vllm:prompt_tokens_recomputed": ("prompt_tokens_recomputed", Kind.COUNTER, 0),
     "vllm:request_prefill_kv_computed_tokens": ("prefill_kv_computed_tokens", Kind.HISTOGRAM, 0),
     "vllm:request_prompt_tokens": ("request_prompt_tokens", Kind.HISTOGRAM, 0),
     "vllm:request_generation_tokens": ("request_generation_tokens", Kind.HISTOGRAM, 0),
