@@ -22,6 +22,7 @@ import warehouse
 from analytics.serving.instances import model_instances
 from analytics.serving.queries import GaugePoint, IncreasePoint
 from analytics.serving.series import SeriesRow, Window, read_series
+from lib.errors import ParameterError
 
 # Split metrics (stored as `<metric>:<label value>`) by the label they are split by.
 SPLIT_LABELS = {
@@ -201,8 +202,6 @@ def histogram_series(
 ) -> list[HistogramPoint]:
     """A histogram's observations per bucket of time and bound, for a heatmap."""
     if metric not in HISTOGRAMS:
-        from lib.errors import ParameterError
-
         raise ParameterError(f"histogram must be one of {', '.join(sorted(HISTOGRAMS))}")
     rows = read_series(
         (metric, f"{metric}_sum", f"{metric}_count"),
