@@ -1,9 +1,11 @@
 """vLLM `/metrics` samples -> one model across engine generations and renames.
 
-Pure: no I/O, no Django. Owns the mapping of vLLM's metric names (V0 and V1, and the
-renames across releases) onto canonical metrics, the `engine` label of data-parallel
-engines, `_created` restart markers, engine detection and the checks that make a scrape
-acceptable. Every sample is kept; only the modelled ones get a canonical `metric`.
+Pure: no I/O, no Django. Owns the mapping of vLLM's metric names (V0 and V1, the renames
+across releases 0.6 to today, Ray Serve's `ray_vllm:` exports) onto canonical metrics, the
+labels folded into a stored metric name (`requests:stop`), the `engine` label of
+data-parallel engines, `_created` restart markers, engine detection and the checks that
+make a scrape acceptable. Every sample is kept; only the modelled ones get a canonical
+`metric`. What the metrics mean is analytics/serving/'s.
 """
 
 from __future__ import annotations
