@@ -82,7 +82,12 @@ def latency(
     if not 0 <= quantile <= 1:
         raise ParameterError(f"quantile must be between 0 and 1, got {quantile}")
     rows = read_series(
-        (name, f"{name}_sum", f"{name}_count"), instance, engine, w, only=model_instances(model)
+        (name, f"{name}_sum", f"{name}_count"),
+        instance,
+        engine,
+        w,
+        only=model_instances(model),
+        summed=True,
     )
     per: dict[datetime, dict[float, float]] = defaultdict(lambda: defaultdict(float))
     overall: dict[float, float] = defaultdict(float)

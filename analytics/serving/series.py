@@ -47,8 +47,8 @@ _PARTS = {
 }
 
 _BUCKETED = """
-    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, instance, metric,
-           engine, le,
+    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, {instance} AS instance,
+           metric, engine, le,
            sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
            sum(increase) AS increase
     FROM ({parts}) AS rows
@@ -65,7 +65,14 @@ _WITH_SPLIT = (
 )
 
 
-def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool, split: bool) -> str:
+# Summed over instances ("*"), a fleet-wide read returns one row per bucket, engine and
+# bound instead of one per instance too (16x fewer for 16 targets).
+ALL_INSTANCES = "*"
+
+
+def _series_sql(
+    parts: tuple[str, ...], by_instance: bool, by_engine: bool, split: bool, summed: bool = False
+) -> str:
     filters = (" AND instance = $instance" if by_instance else "") + (
         " AND engine = $engine" if by_engine else ""
     )
@@ -73,7 +80,7 @@ def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool, spli
     union = "\n        UNION ALL".join(
         _PARTS[p].format(filters=filters, metric_filter=metric_filter) for p in parts
     )
-    return _BUCKETED.format(parts=union)
+    return _BUCKETED.format(parts=union, instance=f"'{ALL_INSTANCES}'" if summed else "instance")
 
 
 _PART_SETS = [
@@ -82,13 +89,16 @@ _PART_SETS = [
     if any(bits)
 ]
 # Every statement a series read can run: (tables read, by instance, by engine, with split
-# metrics) -> SQL.
+# metrics, summed over instances) -> SQL.
 SERIES_SQL = {
-    (parts, by_instance, by_engine, split): _series_sql(parts, by_instance, by_engine, split)
+    (parts, by_instance, by_engine, split, summed): _series_sql(
+        parts, by_instance, by_engine, split, summed
+    )
     for parts in _PART_SETS
     for by_instance in (True, False)
     for by_engine in (True, False)
     for split in (True, False)
+    for summed in (True, False)
 }
 
 
@@ -182,12 +192,14 @@ def read_series(
     w: Window,
     split: tuple[str, ...] = (),
     only: frozenset[str] | None = None,
+    summed: bool = False,
 ) -> dict[str, list[SeriesRow]]:
     """Rows per (bucket, engine, le) of each metric, read in one statement: every
     DuckLake statement pays ~10 ms per table for its catalog lookups. Each metric named
     in `split` is read with its `<metric>:<value>` series too, each under its own key
     (present only when it has rows). `only`: keep these instances' rows alone (a model
-    filter, see instances.model_instances); None keeps every instance."""
+    filter, see instances.model_instances); None keeps every instance. `summed` (for a
+    read of every instance, without `only`): rows summed over instances, instance "*"."""
     out: dict[str, list[SeriesRow]] = {m: [] for m in (*metrics, *split)}
     spans = _split(w, cached_watermark())
     if not spans:
@@ -202,7 +214,8 @@ def read_series(
         params["instance"] = instance
     if engine is not None:
         params["engine"] = engine
-    sql = SERIES_SQL[(parts, instance is not None, engine is not None, bool(split))]
+    summed = summed and instance is None and only is None
+    sql = SERIES_SQL[(parts, instance is not None, engine is not None, bool(split), summed)]
     # Buckets come back as epoch seconds: converting each distinct one once is far
     # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
     times: dict[int, datetime] = {}

@@ -63,7 +63,9 @@ def slo_attainment(
     name = histogram_metric(metric)
     if not (math.isfinite(target_seconds) and target_seconds > 0):
         raise ParameterError("target_seconds must be a positive number of seconds")
-    rows = read_series((name, f"{name}_count"), instance, engine, w, only=model_instances(model))
+    rows = read_series(
+        (name, f"{name}_count"), instance, engine, w, only=model_instances(model), summed=True
+    )
     buckets: dict[datetime, dict[float, float]] = defaultdict(lambda: defaultdict(float))
     for r in rows[name]:
         if r.le is not None:

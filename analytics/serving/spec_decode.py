@@ -71,6 +71,7 @@ def spec_decode(
         w,
         split=(BY_POSITION,),
         only=model_instances(model),
+        summed=True,
     )
     per: dict[datetime, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for slot, metric in enumerate((DRAFTS, DRAFT_TOKENS, ACCEPTED)):

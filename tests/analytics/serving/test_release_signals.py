@@ -250,3 +250,15 @@ def test_a_model_filter_keeps_only_the_instances_serving_it(two_scrapes: None) -
     assert spec_decode(None, HOUR, model="nobody/none").points == []
     rows = fleet_table(list_instances(), Window(T0, T0 + timedelta(hours=1), 60), MODEL)
     assert [r.instance for r in rows] == ["gpu-a"]
+
+
+def test_fleet_wide_answers_sum_every_instance_in_one_row_per_bucket(two_scrapes: None) -> None:
+    _load("gpu-b", "current-0.11-a.prom", "current-0.11-b.prom")
+    # both instances saw the same: 100 drafts, 300 draft tokens, 120 accepted in all
+    assert spec_decode(None, HOUR).overall == SpecDecodeTotals(
+        100.0, 300.0, 120.0, 120 / 300, 1 + 120 / 100
+    )
+    # TTFT <= 0.5: 5 of 7 on each
+    assert slo_attainment("ttft", 0.5, None, HOUR).overall.attained == 10.0
+    assert latency("e2e", 0.5, None, HOUR).overall_mean == pytest.approx(18.5)
+    assert latency("ttft", 0.5, None, HOUR).overall == pytest.approx(0.3125)
