@@ -17,12 +17,11 @@ extrapolation). Figures:
      endpoints of every signal (latency by phase, spec-decode, slo, fleet).
      BENCH_SERVING_ONLY=endpoints runs this step alone.
      Measured 2026-12-02, 16 targets x 2 days (12.5 M rollup rows, 56.8 M raw samples),
-     on 2 cores shared with 7 other jobs (wall times include waiting for a core), median
-     of 5, CPU in brackets: 24 h in 5m buckets, one instance: latency tpot 422 ms (141),
-     queue 494 (183), spec-decode 478 (142), slo 349 (155); fleet table 875 (350);
-     fleet-wide slo 3266 (974), the one figure over budget (every instance's buckets
-     come back as rows). 2 d in 1h buckets: tpot 364 (121), spec-decode 100 (96), slo
-     104 (100), fleet-wide slo 272 (180), fleet table 387 (295).
+     on 2 shared cores, median of 5 wall ms (CPU): 24 h in 5m buckets, one instance:
+     latency tpot 108 (120), queue 128 (127), spec-decode 113 (113), slo 130 (126);
+     fleet-wide slo 289 (287, summed over instances in SQL; 3266 before); fleet table 298
+     (295). 2 d in 1h buckets: tpot 102, spec-decode 101, slo 101, fleet-wide slo 109,
+     fleet table 366 (294). 16 x 30 days was not generated (over an hour here).
 """
 
 from __future__ import annotations
