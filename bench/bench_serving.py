@@ -11,7 +11,17 @@ extrapolation). Figures:
   2. Bytes per target-day: 1 h of stand-in scrapes through the real path, after
      maintenance (flush, merge), raw samples and per-minute rollups, scaled to a day.
   3. Endpoint latency through the HTTP API (auth, ninja, queries) on generated history:
-     per-minute rollups for every target and day plus 48 h of raw samples per target.
+     per-minute rollups for every target and day plus 48 h of raw samples per target,
+     shaped like a current vLLM release's body (tests/fixtures/vllm-metrics/
+     current-0.11-b.prom: every modelled family, spec decoding, split labels), with the
+     endpoints of every signal (latency by phase, spec-decode, slo, fleet).
+     BENCH_SERVING_ONLY=endpoints runs this step alone.
+     Measured 2026-12-02, 16 targets x 2 days (12.5 M rollup rows, 56.8 M raw samples),
+     on 2 shared cores, median of 5 wall ms (CPU): 24 h in 5m buckets, one instance:
+     latency tpot 108 (120), queue 128 (127), spec-decode 113 (113), slo 130 (126);
+     fleet-wide slo 289 (287, summed over instances in SQL; 3266 before); fleet table 298
+     (295). 2 d in 1h buckets: tpot 102, spec-decode 101, slo 101, fleet-wide slo 109,
+     fleet table 366 (294). 16 x 30 days was not generated (over an hour here).
 """
 
 from __future__ import annotations
@@ -34,6 +44,10 @@ from ingest.parsers.vllm import ModelledScrape
 TARGETS = int(os.environ.get("BENCH_SERVING_TARGETS", "4"))
 DAYS = int(os.environ.get("BENCH_SERVING_DAYS", "30"))
 RAW_HOURS = 48
+ONLY = os.environ.get("BENCH_SERVING_ONLY", "")
+CURRENT_BODY = (
+    Path(__file__).parents[1] / "tests" / "fixtures" / "vllm-metrics" / "current-0.11-b.prom"
+)
 SCRAPE_S = 15
 FLUSH_S = 60
 
@@ -371,7 +385,7 @@ def bench_endpoints() -> None:
     started = time.monotonic()
     from ingest.parsers.vllm import parse_scrape
 
-    scrape = parse_scrape(_standin_scrapes(1)[0][1])
+    scrape = parse_scrape(CURRENT_BODY.read_text())
     minute_rows = _generate_history(now, scrape)
     raw_rows = _generate_raw(now, scrape)
     print(
@@ -395,13 +409,27 @@ def bench_endpoints() -> None:
             url = f"/api/serving/{path}?instance=t0&start={start}&end={end}&bucket={bucket}{extra}"
             figures.append(f"{path} {_timed(client, url, headers)}")
         print(f"   {label}: " + ", ".join(figures))
+        window = f"start={start}&end={end}&bucket={bucket}"
+        signals = []
+        for name, query in (
+            ("latency tpot", "latency?instance=t0&metric=tpot"),
+            ("latency queue", "latency?instance=t0&metric=queue"),
+            ("spec-decode", "spec-decode?instance=t0"),
+            ("slo ttft", "slo?instance=t0&metric=ttft&target_seconds=0.5"),
+            ("fleet-wide slo", "slo?metric=ttft&target_seconds=0.5"),
+        ):
+            signals.append(f"{name} {_timed(client, f'/api/serving/{query}&{window}', headers)}")
+        print(f"   {label}, every signal: " + ", ".join(signals))
+        url = f"/api/serving/fleet?start={start}&end={end}"
+        print(f"   {label}: fleet table {_timed(client, url, headers)}")
     url = f"/api/serving/kv-usage?instance=t0&start={day}&end={end}&bucket=30s"
     print(f"   24 h, 30s buckets from raw samples: kv-usage {_timed(client, url, headers)}")
     print(f"   instances: {_timed(client, '/api/serving/instances', headers)}")
 
 
 def run() -> None:
-    for step in (bench_scrape_cpu, bench_bytes_per_target_day, bench_endpoints):
+    steps = (bench_scrape_cpu, bench_bytes_per_target_day, bench_endpoints)
+    for step in (s for s in steps if not ONLY or s.__name__ == f"bench_{ONLY}"):
         started = time.monotonic()
         step()
         print(f"   [{step.__name__}: {time.monotonic() - started:.0f} s]", flush=True)

@@ -1,9 +1,11 @@
 """Serving endpoints of the JSON API (docs/api.md): instances, KV usage,
-prefix cache, preemptions, latency, plus throughput, queue, KV capacity and scrape history.
+prefix cache, preemptions, latency by phase, speculative decoding, SLO attainment, the
+fleet table, plus throughput, queue, KV capacity and scrape history.
 
 Handlers take their parameters as ninja Query schemas (the window as lib.window's
 WindowQuery) and shape answers into the Out schemas; the questions are analytics/serving/'s
-(queries, instances, latency, capacity), whose typed rows the Out schemas read.
+(queries, instances, latency, spec_decode, slo, fleet, capacity), whose typed rows the
+Out schemas (here and in schemas.py) read.
 
 Who sees what: every handler reads as `seen_of(request)` (lib.access), through `_window`
 (a series endpoint) or `require_instance(instance, seen)` (an endpoint of one named
@@ -22,6 +24,7 @@ from ninja import Query, Router, Schema
 
 from analytics.serving import queries as serving
 from analytics.serving.capacity import Capacity, capacity_for
+from analytics.serving.fleet import FleetRow, fleet_table, fleet_window
 from analytics.serving.instances import (
     Instance,
     Scrape,
@@ -30,6 +33,9 @@ from analytics.serving.instances import (
     require_instance,
 )
 from analytics.serving.latency import latency as read_latency
+from analytics.serving.schemas import FleetOut, SloOut, SpecDecodeOut
+from analytics.serving.slo import slo_attainment
+from analytics.serving.spec_decode import spec_decode as read_spec_decode
 from lib.access import Seen, seen_of
 from lib.durations import Time
 from lib.errors import ParameterError
@@ -49,6 +55,19 @@ class SeriesQuery(Schema):
 class LatencyQuery(Schema):
     metric: str = "ttft"
     quantile: float = 0.95
+    model: str | None = None
+
+
+class ModelQuery(Schema):
+    """`?model=`: only the instances serving this model (vLLM's model_name)."""
+
+    model: str | None = None
+
+
+class SloQuery(Schema):
+    metric: str = "ttft"
+    target_seconds: float
+    model: str | None = None
 
 
 class CapacityQuery(Schema):
@@ -125,6 +144,7 @@ class PreemptionsOut(Schema):
 class LatencyPointOut(Schema):
     t: Time
     seconds: float | None
+    mean_seconds: float | None
 
 
 class LatencyOut(Schema):
@@ -134,6 +154,7 @@ class LatencyOut(Schema):
     bucket_seconds: int
     points: list[LatencyPointOut]
     overall: float | None
+    overall_mean: float | None
 
 
 class ThroughputPointOut(Schema):
@@ -316,7 +337,9 @@ def latency(
     if not math.isfinite(params.quantile):
         raise ParameterError("quantile must be a number between 0 and 1")
     w, _ = _window(series.instance, window, seen_of(request))
-    answer = read_latency(params.metric, params.quantile, series.instance, w, series.engine)
+    answer = read_latency(
+        params.metric, params.quantile, series.instance, w, series.engine, params.model
+    )
     return LatencyOut.model_validate(
         {
             "instance": series.instance,
@@ -325,8 +348,68 @@ def latency(
             "bucket_seconds": w.bucket_s,
             "points": answer.points,
             "overall": answer.overall,
+            "overall_mean": answer.overall_mean,
         }
     )
+
+
+@router.get("/spec-decode", response=SpecDecodeOut)
+def spec_decode(
+    request: HttpRequest,
+    series: Query[SeriesQuery],
+    params: Query[ModelQuery],
+    window: Query[WindowQuery],
+) -> SpecDecodeOut:
+    """Speculative decoding per bucket and overall: acceptance rate (accepted / draft
+    tokens), mean acceptance length (1 + accepted / drafts), accepted tokens by position."""
+    w, _ = _window(series.instance, window, seen_of(request))
+    answer = read_spec_decode(series.instance, w, series.engine, params.model)
+    return SpecDecodeOut.model_validate(
+        {
+            "instance": series.instance,
+            "bucket_seconds": w.bucket_s,
+            "points": answer.points,
+            "overall": answer.overall,
+            "by_position": answer.by_position,
+        }
+    )
+
+
+@router.get("/slo", response=SloOut)
+def slo(
+    request: HttpRequest,
+    series: Query[SeriesQuery],
+    params: Query[SloQuery],
+    window: Query[WindowQuery],
+) -> SloOut:
+    """Share of requests under `target_seconds` (TTFT, TPOT, e2e) from histogram buckets;
+    `note` says when the target is not a bucket bound (the largest bound below counts)."""
+    w, _ = _window(series.instance, window, seen_of(request))
+    answer = slo_attainment(
+        params.metric, params.target_seconds, series.instance, w, series.engine, params.model
+    )
+    return SloOut.model_validate(
+        {
+            "instance": series.instance,
+            "metric": params.metric,
+            "target_seconds": params.target_seconds,
+            "bucket_seconds": w.bucket_s,
+            "points": answer.points,
+            "overall": answer.overall,
+            "target_is_bucket_bound": answer.target_is_bucket_bound,
+            "bound_seconds": answer.bound_seconds,
+            "note": answer.note,
+        }
+    )
+
+
+@router.get("/fleet", response=FleetOut)
+def fleet(request: HttpRequest, params: Query[ModelQuery], window: Query[WindowQuery]) -> FleetOut:
+    """One row per instance and engine over the window (the last hour unless asked)."""
+    seen = seen_of(request)
+    w = fleet_window(window, seen)
+    rows: list[FleetRow] = fleet_table(list_instances(seen=seen), w, params.model)
+    return FleetOut.model_validate({"start": w.start, "end": w.end, "rows": rows})
 
 
 @router.get("/throughput", response=ThroughputOut)

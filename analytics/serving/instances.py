@@ -146,6 +146,15 @@ def list_instances(instance: str | None = None, *, seen: Seen) -> list[Instance]
     return [Instance(**row) for row in warehouse.fetch_all(INSTANCES, params)]
 
 
+def model_instances(model: str | None) -> frozenset[str] | None:
+    """The instances whose latest successful scrape served `model` (vLLM's `model_name`
+    label, the served model name), for a model filter; None when no model is asked. Of
+    every instance: a reader's Window keeps only those it may see."""
+    if model is None:
+        return None
+    return frozenset(row.instance for row in list_instances(seen=Seen.all()) if row.model == model)
+
+
 def require_instance(instance: str, seen: Seen) -> Instance:
     """The instance's summary row, or NotFoundError (404) when it was never scraped or
     `seen` does not allow it (the same answer, so an instance's existence does not leak)."""

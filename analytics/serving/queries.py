@@ -296,12 +296,15 @@ def queue(instance: str | None, w: Window, engine: str | None = None) -> list[Qu
 
 def mean_request_tokens(instance: str, w: Window) -> float | None:
     """Mean prompt + generation tokens per finished request over the window."""
-    rows = read_series(("requests", "prompt_tokens", "generation_tokens"), instance, None, w)
+    # `requests` is stored split by finished_reason (`requests:stop`, ...); read them all.
+    rows = read_series(
+        ("prompt_tokens", "generation_tokens"), instance, None, w, split=("requests",)
+    )
 
     def total(metric: str) -> float:
         return sum(p.increase for p in _increase_points(rows[metric]))
 
-    requests = total("requests")
+    requests = sum(total(m) for m in rows if m == "requests" or m.startswith("requests:"))
     if requests <= 0:
         return None
     return (total("prompt_tokens") + total("generation_tokens")) / requests

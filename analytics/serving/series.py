@@ -44,21 +44,21 @@ _PARTS = {
     "hours": """
         SELECT hour AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
         FROM serving_hours
-        WHERE list_contains($metrics, metric) AND hour >= $hours_start AND hour < $hours_end{filters}""",
+        WHERE {metric_filter} AND hour >= $hours_start AND hour < $hours_end{filters}""",
     "minutes": """
         SELECT minute AS ts, instance, metric, engine, le, samples, value_sum, value_max, increase
         FROM serving_minutes
-        WHERE list_contains($metrics, metric) AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
+        WHERE {metric_filter} AND minute >= $minutes_start AND minute < $minutes_end{filters}""",
     "raw": """
         SELECT ts, instance, metric, engine, le, 1 AS samples, value AS value_sum, value AS value_max,
                delta AS increase
         FROM serving_samples
-        WHERE list_contains($metrics, metric) AND ts >= $raw_start AND ts < $raw_end{filters}""",
+        WHERE {metric_filter} AND ts >= $raw_start AND ts < $raw_end{filters}""",
 }
 
 _BUCKETED = """
-    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, instance, metric,
-           engine, le,
+    SELECT CAST(floor(epoch(ts) / $bucket) * $bucket AS BIGINT) AS t, {instance} AS instance,
+           metric, engine, le,
            sum(samples) AS samples, sum(value_sum) AS value_sum, max(value_max) AS value_max,
            sum(increase) AS increase
     FROM ({parts}) AS rows
@@ -67,14 +67,37 @@ _BUCKETED = """
 """
 
 
-def _series_sql(parts: tuple[str, ...], by_instance: bool, by_engine: bool, visible: bool) -> str:
+# A split metric (ingest/parsers/vllm.py's EXTRA_LABELS) is stored once per label value
+# as `<metric>:<value>`; reading it by its bare name reads every value too.
+_EXACT = "list_contains($metrics, metric)"
+_WITH_SPLIT = (
+    "(list_contains($metrics, metric) OR list_contains($split, split_part(metric, ':', 1)))"
+)
+
+
+# Summed over instances ("*"), a fleet-wide read returns one row per bucket, engine and
+# bound instead of one per instance too (16x fewer for 16 targets).
+ALL_INSTANCES = "*"
+
+
+def _series_sql(
+    parts: tuple[str, ...],
+    by_instance: bool,
+    by_engine: bool,
+    split: bool,
+    summed: bool = False,
+    visible: bool = False,
+) -> str:
     filters = (
         (" AND instance = $instance" if by_instance else "")
         + (" AND engine = $engine" if by_engine else "")
         + (f" AND {visible_instance_sql('instance')}" if visible else "")
     )
-    union = "\n        UNION ALL".join(_PARTS[p].format(filters=filters) for p in parts)
-    return _BUCKETED.format(parts=union)
+    metric_filter = _WITH_SPLIT if split else _EXACT
+    union = "\n        UNION ALL".join(
+        _PARTS[p].format(filters=filters, metric_filter=metric_filter) for p in parts
+    )
+    return _BUCKETED.format(parts=union, instance=f"'{ALL_INSTANCES}'" if summed else "instance")
 
 
 _PART_SETS = [
@@ -82,13 +105,17 @@ _PART_SETS = [
     for bits in itertools.product((True, False), repeat=3)
     if any(bits)
 ]
-# Every statement a series read can run:
-# (tables read, by instance, by engine, only visible instances) -> SQL.
+# Every statement a series read can run: (tables read, by instance, by engine, with split
+# metrics, summed over instances, only visible instances) -> SQL.
 SERIES_SQL = {
-    (parts, by_instance, by_engine, visible): _series_sql(parts, by_instance, by_engine, visible)
+    (parts, by_instance, by_engine, split, summed, visible): _series_sql(
+        parts, by_instance, by_engine, split, summed, visible
+    )
     for parts in _PART_SETS
     for by_instance in (True, False)
     for by_engine in (True, False)
+    for split in (True, False)
+    for summed in (True, False)
     for visible in (True, False)
 }
 
@@ -179,26 +206,41 @@ class SeriesRow:
 
 
 def read_series(
-    metrics: tuple[str, ...], instance: str | None, engine: str | None, w: Window
+    metrics: tuple[str, ...],
+    instance: str | None,
+    engine: str | None,
+    w: Window,
+    split: tuple[str, ...] = (),
+    only: frozenset[str] | None = None,
+    summed: bool = False,
 ) -> dict[str, list[SeriesRow]]:
     """Rows per (bucket, engine, le) of each metric, read in one statement: every
-    DuckLake statement pays ~10 ms per table for its catalog lookups."""
-    out: dict[str, list[SeriesRow]] = {m: [] for m in metrics}
+    DuckLake statement pays ~10 ms per table for its catalog lookups. Each metric named
+    in `split` is read with its `<metric>:<value>` series too, each under its own key
+    (present only when it has rows). `only`: keep these instances' rows alone (a model
+    filter, see instances.model_instances); None keeps every instance. `summed` (for a
+    read of every instance, without `only`): rows summed over instances, instance "*"."""
+    out: dict[str, list[SeriesRow]] = {m: [] for m in (*metrics, *split)}
     spans = _split(w, cached_watermark())
     if not spans:
         return out
     parts = tuple(p for p in ("hours", "minutes", "raw") if p in spans)
     params: dict[str, Any] = {"metrics": list(metrics), "bucket": float(w.bucket_s)}
+    if split:
+        params["split"] = list(split)
     for part, (lo, hi) in spans.items():
         params[f"{part}_start"], params[f"{part}_end"] = lo, hi
     if instance is not None:
         params["instance"] = instance
     if engine is not None:
         params["engine"] = engine
+    summed = summed and instance is None and only is None
     visible = not w.seen.everything
     if visible:
         params["seen_instances"] = w.seen.instance_list()
-    sql = SERIES_SQL[(parts, instance is not None, engine is not None, visible)]
+    sql = SERIES_SQL[
+        (parts, instance is not None, engine is not None, bool(split), summed, visible)
+    ]
     # Buckets come back as epoch seconds: converting each distinct one once is far
     # cheaper than a TIMESTAMPTZ per row (tens of thousands of rows for 30 days).
     times: dict[int, datetime] = {}
@@ -214,12 +256,23 @@ def read_series(
         value_max,
         increase,
     ) in warehouse.fetch_rows(sql, params):
+        if only is not None and inst not in only:
+            continue
         when = times.get(epoch)
         if when is None:
             when = times[epoch] = datetime.fromtimestamp(epoch, tz=UTC)
-        out[metric].append(SeriesRow(when, inst, eng, le, samples, value_sum, value_max, increase))
+        rows = out.get(metric)
+        if rows is None:
+            rows = out[metric] = []
+        rows.append(SeriesRow(when, inst, eng, le, samples, value_sum, value_max, increase))
     return out
 
 
-def read_one(metric: str, instance: str | None, engine: str | None, w: Window) -> list[SeriesRow]:
-    return read_series((metric,), instance, engine, w)[metric]
+def read_one(
+    metric: str,
+    instance: str | None,
+    engine: str | None,
+    w: Window,
+    only: frozenset[str] | None = None,
+) -> list[SeriesRow]:
+    return read_series((metric,), instance, engine, w, only=only)[metric]

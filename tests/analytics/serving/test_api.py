@@ -134,7 +134,7 @@ def test_latency_answers_a_quantile_per_bucket(scraped: None, auth_headers: dict
     )
     assert status == 200
     # no TTFT observations in the window: Prometheus answers NaN, the API null
-    assert body["points"] == [{"t": "2026-01-01T00:00:00Z", "seconds": None}]
+    assert body["points"] == [{"t": "2026-01-01T00:00:00Z", "seconds": None, "mean_seconds": None}]
 
 
 def test_latency_after_a_restart_without_created_lines_is_prometheus_value(
@@ -176,7 +176,7 @@ def test_unknown_instance_is_404_and_bad_parameters_422(
         "kv-usage?instance=gpu-a&bucket=soon",
         "kv-usage?instance=gpu-a&start=yesterday",
         "preemptions?instance=gpu-a&start=2026-01-02T00:00:00Z&end=2026-01-01T00:00:00Z",
-        "latency?instance=gpu-a&metric=tpot",
+        "latency?instance=gpu-a&metric=p99",
         "latency?instance=gpu-a&quantile=1.5",
         "latency?instance=gpu-a&quantile=abc",
     ):
