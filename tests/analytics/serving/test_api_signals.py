@@ -85,7 +85,7 @@ def test_bad_names_are_404_and_bad_parameters_422(
 ) -> None:
     assert _get("spec-decode?instance=nope", auth_headers) == (
         404,
-        {"detail": "unknown instance 'nope'"},
+        {"detail": "no instance named 'nope'"},
     )
     assert _get("slo?instance=nope&target_seconds=1", auth_headers)[0] == 404
     for path in (
