@@ -10,8 +10,9 @@ duplicate and changes nothing. A file's read position is committed with its rows
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -22,6 +23,7 @@ import warehouse
 from analytics.tokens.counting import count_tokens, encoding_for_model
 from analytics.tokens.languages import detect_language
 from analytics.tokens.vocabularies import configured_encodings
+from ingest.parsers.json_lines import RAW_TEXT_LIMIT
 from ingest.parsers.requests import (
     SOURCE_KIND,
     ParsedLines,
@@ -321,13 +323,33 @@ def parse_block(block: bodies.Block) -> ParsedLines:
     return parse_lines(lines)
 
 
-def ingest_body(body: bytes | Iterable[bytes], source: str) -> dict[str, int]:
+def _refused(parsed: ParsedLines, allowed: Callable[[RequestRecord], str | None]) -> ParsedLines:
+    """Records `allowed` refuses (it names why) moved to the rejected, with their fields."""
+    kept: list[RequestRecord] = []
+    rejected = list(parsed.rejected)
+    for record in parsed.records:
+        reason = allowed(record)
+        if reason is None:
+            kept.append(record)
+            continue
+        fields = {k: v for k, v in dataclasses.asdict(record).items() if v is not None}
+        raw = orjson.dumps(fields, default=str)[:RAW_TEXT_LIMIT].decode("utf-8", "replace")
+        rejected.append(Rejected(record.line_no or 0, None, reason, raw))
+    return ParsedLines(kept, rejected)
+
+
+def ingest_body(
+    body: bytes | Iterable[bytes],
+    source: str,
+    allowed: Callable[[RequestRecord], str | None] | None = None,
+) -> dict[str, int]:
     """`POST /api/ingest/requests`: the body (bytes, or its chunks as they arrive), JSON
     Lines or a JSON array of records, parsed and loaded a block at a time
     (bodies.BLOCK_BYTES), one transaction a block: memory follows the block, not the
     body. A request_id stored already is a duplicate, so sending a body again (whole, or
     split otherwise) stores nothing twice. A JSON array that breaks off is a BodyError,
-    the blocks before it loaded."""
+    the blocks before it loaded. With `allowed`, a record it refuses is quarantined with
+    the reason it gives."""
     request = bodies.Body([body] if isinstance(body, bytes | bytearray) else body)
     encodings = configured_encodings()
     summary = IngestSummary()
@@ -339,6 +361,8 @@ def ingest_body(body: bytes | Iterable[bytes], source: str) -> dict[str, int]:
     else:
         parsed = (parse_block(block) for block in request.blocks())
     for batch in parsed:
+        if allowed is not None:
+            batch = _refused(batch, allowed)
         summary.add(load_batch(batch, source, encodings))
     return {
         "accepted": summary.accepted,

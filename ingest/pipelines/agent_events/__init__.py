@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -214,21 +214,27 @@ def _ingest_from(
     return position, chunks.failed
 
 
-def ingest_body(body: bytes | Iterable[bytes], *, source: str | None = None) -> IngestSummary:
+def ingest_body(
+    body: bytes | Iterable[bytes],
+    *,
+    source: str | None = None,
+    run_allowed: Callable[[str], bool] | None = None,
+) -> IngestSummary:
     """Ingest a POSTed body (bytes, or its chunks as they arrive): JSON Lines, or one JSON
     array of events. The body is complete, so a last line without a newline is a line.
 
     Read and loaded a block of lines at a time (bodies.BLOCK_BYTES), one transaction a
     block, so memory follows the block, not the body. Events without an `id` get a content
     key (content_keys.py): posting the same lines again, whole or split, stores nothing
-    twice. A JSON array that breaks off is a BodyError, the blocks before it loaded."""
+    twice. A JSON array that breaks off is a BodyError, the blocks before it loaded.
+    With `run_allowed`, an event of a run it refuses is quarantined with that reason."""
     summary = IngestSummary()
     request = bodies.Body([body] if isinstance(body, bytes | bytearray) else body)
     if request.is_empty:
         return summary
     name = source or f"api/{uuid.uuid4()}"
     lake_dir, staging = _staging_dirs()
-    load = Load(name)
+    load = Load(name, run_allowed=run_allowed)
     load.find_stamp()
     blocks = _array_blocks(request.element_batches()) if request.is_array else request.blocks()
     for block in blocks:

@@ -9,6 +9,7 @@ store.py's, a chunk's hashes are worked out where it is staged (staging.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import datetime
 
@@ -29,8 +30,16 @@ class Load:
     no earlier row has), and the sorted key hashes of the events it has stored, so that
     its own repeats are found in memory instead of by reading its own files back."""
 
-    def __init__(self, source: str, stamp: datetime | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        stamp: datetime | None = None,
+        run_allowed: Callable[[str], bool] | None = None,
+    ) -> None:
         self.source = source
+        # Set for a sender who may write only some runs (a user in some teams): events of
+        # another run are quarantined (staging.py), the rest stored.
+        self.run_allowed = run_allowed
         self._stamp = Future[datetime]()
         if stamp is not None:
             self._stamp.set_result(stamp)

@@ -152,6 +152,7 @@ def stage_lines(lines: pa.Table, load: Load, folder: Path, *, size: int) -> Stag
         count = pc.sum(reduced.column("candidates")).as_py() or 0
         if (
             not pc.any(suspect).as_py()
+            and not _refused_runs(load, reduced.column("run"))
             and not pc.sum(reduced.column("rejected")).as_py()
             and not repeats(hashes)
             and count > warehouse.lake.INLINED_ROWS_UP_TO
@@ -213,6 +214,10 @@ def _restaged(
         rejected = _rejected(exact.filter(pc.is_valid(reasons)), lines)
         checked = exact.filter(pc.is_null(reasons)).select(typed.column_names)
         valid = pa.concat_tables([typed, checked.cast(typed.schema)]).sort_by("line_no")
+    refused = _refused_runs(load, valid.column("run"))
+    if refused:
+        valid, not_theirs = _without_runs(valid, refused, lines)
+        rejected = pa.concat_tables([rejected, not_theirs]).sort_by("line_no")
     return _stage_rows(
         cur,
         _candidates(valid),
@@ -220,6 +225,33 @@ def _restaged(
         load,
         folder,
     )
+
+
+def _refused_runs(load: Load, runs: pa.ChunkedArray) -> list[str]:
+    """The runs among `runs` the load's sender may not write (none when it may write all)."""
+    if load.run_allowed is None:
+        return []
+    return [r for r in pc.unique(runs).to_pylist() if r is not None and not load.run_allowed(r)]
+
+
+def _without_runs(
+    valid: pa.Table, refused: list[str], lines: pa.Table
+) -> tuple[pa.Table, pa.Table]:
+    """Split off the rows of `refused` runs as quarantine rows, each with its reason."""
+    mine = pc.invert(pc.is_in(valid.column("run"), value_set=pa.array(refused, pa.string())))
+    theirs = valid.filter(pc.invert(mine))
+    index = pc.subtract(theirs.column("line_no"), lines.column("line_no")[0])
+    reasons = [
+        f"run {run} is not one of your teams' runs" for run in theirs.column("run").to_pylist()
+    ]
+    bad = pa.table(
+        {
+            "line_no": theirs.column("line_no").cast(pa.int64()),
+            "byte_offset": lines.column("byte_offset").take(index).cast(pa.int64()),
+            "reason": pa.array(reasons, pa.string()),
+        }
+    )
+    return valid.filter(mine), _rejected(bad, lines)
 
 
 def _candidates(valid: pa.Table) -> pa.Table:
