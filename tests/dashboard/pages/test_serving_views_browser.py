@@ -16,7 +16,11 @@ VIEWS = {"fleet": 1, "kv-cache": 5, "spec-decode": 2, "lengths": 4, "slo": 1}
 
 @pytest.mark.parametrize("width", [1440, 375])
 def test_every_serving_view_draws_its_charts_and_fits_the_screen(
-    page: Page, live_server: Any, served: None, tmp_path: Path, width: int  # noqa: F811
+    page: Page,
+    live_server: Any,
+    served: None,  # noqa: F811 - the fixture, imported
+    tmp_path: Path,
+    width: int,
 ) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{live_server.url}/accounts/login/")
