@@ -11,8 +11,8 @@ from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
 from dashboard.pages import runs as views
 from dashboard.pages import serving as serving_pages
+from dashboard.pages import serving_views, settings_audit, settings_teams, settings_users
 from dashboard.pages import settings as settings_pages
-from dashboard.pages import settings_audit, settings_teams, settings_users
 from dashboard.pages import tokens as tokens_pages
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
@@ -46,6 +46,16 @@ urlpatterns = [
         "serving/instance/charts/<slug:name>.json",
         serving_pages.instance_chart,
         name="serving-chart",
+    ),
+    path("serving/fleet/", serving_views.fleet_view, name="serving-fleet"),
+    path("serving/kv-cache/", serving_views.kv_cache_view, name="serving-kv-cache"),
+    path("serving/spec-decode/", serving_views.spec_decode_view, name="serving-spec-decode"),
+    path("serving/lengths/", serving_views.lengths_view, name="serving-lengths"),
+    path("serving/slo/", serving_views.slo_view, name="serving-slo"),
+    path(
+        "serving/views/charts/<slug:name>.json",
+        serving_views.view_chart,
+        name="serving-view-chart",
     ),
     path("serving/model-config/", serving_pages.save_model_config, name="serving-model-config"),
     path(

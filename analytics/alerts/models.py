@@ -39,6 +39,11 @@ class RuleKind(models.TextChoices):
     ERROR_DRIFT = "error_drift", "Error-rate drift"
     TARGET_DOWN = "target_down", "Scrape target down"
     DAILY_SPEND = "daily_spend", "Daily spend"
+    WAITING_CAPACITY = "waiting_capacity", "Requests waiting for KV capacity"
+    SPEC_ACCEPTANCE = "spec_acceptance", "Speculative-decoding acceptance"
+    SLO_ATTAINMENT = "slo_attainment", "SLO attainment"
+    ENGINE_ASLEEP = "engine_asleep", "Engine asleep"
+    CORRUPTED_REQUESTS = "corrupted_requests", "Corrupted requests"
 
 
 class AlertStateName(models.TextChoices):

@@ -161,6 +161,11 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
         ("ttft", "Time to first token (p50 / p95 / p99)"),
         ("itl", "Inter-token latency (p50 / p95 / p99)"),
         ("e2e", "End-to-end latency (p50 / p95 / p99)"),
+        ("queue_phase", "Time waiting in the queue (p50 / p95 / p99)"),
+        ("prefill", "Prefill time (p50 / p95 / p99)"),
+        ("decode", "Decode time (p50 / p95 / p99)"),
+        ("inference", "Inference time: prefill + decode (p50 / p95 / p99)"),
+        ("tpot", "Time per output token, per request (p50 / p95 / p99)"),
         ("throughput", "Token throughput"),
     ]
     charts_list = [
@@ -252,6 +257,11 @@ INSTANCE_CHARTS: dict[str, Callable[[str, serving.Window, str | None], Any]] = {
     "ttft": _latency("ttft"),
     "itl": _latency("itl"),
     "e2e": _latency("e2e"),
+    "queue_phase": _latency("queue"),
+    "prefill": _latency("prefill"),
+    "decode": _latency("decode"),
+    "inference": _latency("inference"),
+    "tpot": _latency("tpot"),
     "throughput": _throughput,
 }
 

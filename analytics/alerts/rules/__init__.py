@@ -9,7 +9,7 @@ when".
 
 This package owns the registry (RULES, build_rule) and these descriptions, which the rule
 editor shows; the classes live by what they watch: serving.py (instances), runs.py,
-spend.py, all built on base.py (Rule, Finding, RuleError), which imports none of them.
+spend.py, signals.py (current vLLM's signals), all built on base.py (Rule, Finding, RuleError), which imports none of them.
 
 Kinds, thresholds and params (durations are strings like `5m`, or numbers of seconds):
 - preemption_rate: threshold preemptions per second over `window` (default 5m), per
@@ -35,6 +35,22 @@ Kinds, thresholds and params (durations are strings like `5m`, or numbers of sec
   `stale` (default 3 intervals, at least 1m) on top of the commit lag (scrapes are stored
   a minute at a time: FLEETSCOPE_SERVING_FLUSH_SECONDS + FLEETSCOPE_SCRAPE_SECONDS, 75 s
   by default), so a healthy target never leaves ok.
+- waiting_capacity: threshold requests; the mean number of requests waiting for KV-cache
+  capacity (vLLM 0.12+'s waiting by reason `capacity`) over `window` (default 5m) is at or
+  above it; with `for`, a sustained backlog.
+- spec_acceptance: threshold a fraction; speculative decoding's acceptance rate (accepted /
+  draft tokens) over `window` (default 15m) fell below it, judged only with at least
+  `min_draft_tokens` (default 100) drafted.
+- slo_attainment: threshold a fraction; the share of requests whose `metric` (ttft, tpot
+  or e2e, default ttft) stayed under `target` (a duration, e.g. 500ms) over `window`
+  (default 15m), from the histogram buckets, fell below it; judged only with at least
+  `min_requests` (default 20) requests; a target between bucket bounds counts the bound
+  below it (a lower bound, said in the summary).
+- engine_asleep: no threshold; an engine of the instance reported a sleep level (vLLM's
+  sleep mode: weights offloaded or discarded) in the newest minute of `window` (default
+  5m). An engine that does not answer at all is target_down's.
+- corrupted_requests: threshold requests; more requests than it finished with corrupted
+  output (NaNs in the logits) over `window` (default 5m).
 - daily_spend: threshold USD (a team scope without one uses the team's daily budget);
   token spend of the UTC day so far, logged or priced as the cost report prices it.
 
@@ -54,6 +70,13 @@ from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, Rule, RuleError
 from analytics.alerts.rules.runs import CommitDecay, CommitStall, ErrorDrift
 from analytics.alerts.rules.serving import KvUsage, PreemptionRate, TargetDown
+from analytics.alerts.rules.signals import (
+    CorruptedRequests,
+    EngineAsleep,
+    SloAttainment,
+    SpecAcceptance,
+    WaitingCapacity,
+)
 from analytics.alerts.rules.spend import DailySpend
 
 __all__ = ["RULES", "Finding", "Rule", "RuleError", "build_rule", "descriptions"]
@@ -69,6 +92,11 @@ RULES: dict[str, type[Rule]] = {
         ErrorDrift,
         TargetDown,
         DailySpend,
+        WaitingCapacity,
+        SpecAcceptance,
+        SloAttainment,
+        EngineAsleep,
+        CorruptedRequests,
     )
 }
 
