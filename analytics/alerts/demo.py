@@ -21,6 +21,12 @@ DEMO_RULES: tuple[tuple[str, str, float | None, int, dict[str, Any]], ...] = (
     ("Preemption burst (over 0.5/s for 5 min)", "preemption_rate", 0.5, 0, {"window": "5m"}),
     ("vLLM target down", "target_down", None, 60, {}),
     ("Daily token spend over $500", "daily_spend", 500.0, 0, {}),
+    ("Requests waiting for KV capacity (over 4 for 5 min)", "waiting_capacity", 4.0, 300, {}),
+    ("Spec-decode acceptance under 40%", "spec_acceptance", 0.4, 300, {"window": "15m"}),
+    ("TTFT SLO: under 95% of requests within 1 s", "slo_attainment", 0.95, 300,
+     {"metric": "ttft", "target": "1s", "window": "15m"}),
+    ("vLLM engine asleep", "engine_asleep", None, 0, {}),
+    ("Corrupted requests", "corrupted_requests", 0.0, 0, {}),
 )  # fmt: skip
 
 
