@@ -155,7 +155,7 @@ class LoginForm(LockoutMixin, AuthenticationForm):
 
 
 class AdminLoginForm(LockoutMixin, AdminAuthenticationForm):
-    pass
+    """The admin's login form (staff only, as Django's), with the same lockout."""
 
 
 def with_refusal_status(response: HttpResponse) -> HttpResponse:

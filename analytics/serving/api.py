@@ -33,7 +33,17 @@ from analytics.serving.instances import (
     require_instance,
 )
 from analytics.serving.latency import latency as read_latency
-from analytics.serving.schemas import FleetOut, SloOut, SpecDecodeOut
+from analytics.serving.schemas import (
+    CapacityQuery,
+    FleetOut,
+    LatencyQuery,
+    ModelQuery,
+    ScrapesQuery,
+    SeriesQuery,
+    SloOut,
+    SloQuery,
+    SpecDecodeOut,
+)
 from analytics.serving.slo import slo_attainment
 from analytics.serving.spec_decode import spec_decode as read_spec_decode
 from lib.access import Seen, seen_of
@@ -42,42 +52,6 @@ from lib.errors import ParameterError
 from lib.window import WindowQuery
 
 router = Router()
-
-
-class SeriesQuery(Schema):
-    """`?instance=&engine=`: one instance's series (every instance's when not named), of
-    one engine (every engine's, summed, when not named)."""
-
-    instance: str | None = None
-    engine: str | None = None
-
-
-class LatencyQuery(Schema):
-    metric: str = "ttft"
-    quantile: float = 0.95
-    model: str | None = None
-
-
-class ModelQuery(Schema):
-    """`?model=`: only the instances serving this model (vLLM's model_name)."""
-
-    model: str | None = None
-
-
-class SloQuery(Schema):
-    metric: str = "ttft"
-    target_seconds: float
-    model: str | None = None
-
-
-class CapacityQuery(Schema):
-    instance: str
-    context_tokens: float | None = None
-
-
-class ScrapesQuery(Schema):
-    instance: str
-    limit: int = 50
 
 
 class InstanceOut(Schema):

@@ -1,5 +1,6 @@
-"""Out schemas of the serving endpoints added for every vLLM signal (spec decode, SLO
-attainment, the fleet table), kept beside analytics/serving/api.py, which routes them.
+"""Schemas of the serving endpoints kept beside analytics/serving/api.py, which routes
+them: the query parameters every endpoint reads, and the Out schemas of the endpoints
+added for every vLLM signal (spec decode, SLO attainment, the fleet table).
 
 Schemas only: they read the typed rows of spec_decode.py, slo.py and fleet.py; no
 queries, no handlers.
@@ -10,6 +11,42 @@ from __future__ import annotations
 from ninja import Schema
 
 from lib.durations import Time
+
+
+class SeriesQuery(Schema):
+    """`?instance=&engine=`: one instance's series (every instance's when not named), of
+    one engine (every engine's, summed, when not named)."""
+
+    instance: str | None = None
+    engine: str | None = None
+
+
+class LatencyQuery(Schema):
+    metric: str = "ttft"
+    quantile: float = 0.95
+    model: str | None = None
+
+
+class ModelQuery(Schema):
+    """`?model=`: only the instances serving this model (vLLM's model_name)."""
+
+    model: str | None = None
+
+
+class SloQuery(Schema):
+    metric: str = "ttft"
+    target_seconds: float
+    model: str | None = None
+
+
+class CapacityQuery(Schema):
+    instance: str
+    context_tokens: float | None = None
+
+
+class ScrapesQuery(Schema):
+    instance: str
+    limit: int = 50
 
 
 class SpecDecodeTotalsOut(Schema):

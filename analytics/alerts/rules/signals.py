@@ -10,6 +10,7 @@ kind means and which params it takes is written once, in analytics.alerts.rules.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import ClassVar, TypeVar
@@ -73,8 +74,9 @@ class SignalRule(InstanceRule):
                 findings.append(finding)
         return findings
 
+    @abstractmethod
     def judge(self, facts: Facts, name: str, w: Window) -> Finding | None:
-        raise NotImplementedError
+        """The finding of one instance over the window (None: nothing to say of it)."""
 
     def minutes(self) -> str:
         return f"{self.window_s // 60} min"
