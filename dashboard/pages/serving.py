@@ -45,7 +45,7 @@ from lib.errors import NotFoundError, ParameterError
 QUANTILES = (0.5, 0.95, 0.99)
 
 
-def _problem(exc: Exception) -> HttpResponse:
+def chart_problem(exc: Exception) -> HttpResponse:
     """A chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
     status = 404 if isinstance(exc, NotFoundError) else 422
     return JsonResponse({"detail": str(exc)}, status=status)
@@ -55,11 +55,13 @@ def _window(instance: str | None, page: PageWindow, seen: Seen) -> serving.Windo
     return serving.make_window(instance, page.start, page.end, page.bucket_s, seen=seen)
 
 
-def _pct(value: float | None) -> str:
+def percent(value: float | None) -> str:
+    """A fraction as the Serving pages print it (`n/a` when unknown)."""
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _seconds(value: float | None) -> str:
+def latency_text(value: float | None) -> str:
+    """Seconds as the Serving pages print a latency: ms under a second."""
     if value is None:
         return "n/a"
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
@@ -89,11 +91,11 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
             {
                 **asdict(r),
                 "url": reverse("serving-instance", args=[r.instance]),
-                "kv_now": _pct(g.kv_usage),
-                "kv_mean": _pct(s.kv_usage_mean),
-                "hit_rate": _pct(s.hit_rate),
+                "kv_now": percent(g.kv_usage),
+                "kv_mean": percent(s.kv_usage_mean),
+                "hit_rate": percent(s.hit_rate),
                 "preemptions": int(s.preemptions),
-                "ttft_p95": _seconds(s.ttft_p95),
+                "ttft_p95": latency_text(s.ttft_p95),
                 "running": g.running,
                 "waiting": g.waiting,
                 "target": targets.get(r.instance),
@@ -181,7 +183,7 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
             "row": row,
             "instance": instance,
             "capacity": capacity,
-            "kv_now": _pct(capacity.kv_usage),
+            "kv_now": percent(capacity.kv_usage),
             "form": form if row.model else None,
             "config": config,
             "failures": [s for s in recent_scrapes(instance, 50) if not s.up][:10],
@@ -274,7 +276,7 @@ def _json(fig: Any) -> HttpResponse:
 def instance_chart(request: HttpRequest, name: str) -> HttpResponse:
     build = INSTANCE_CHARTS.get(name)
     if build is None:
-        return _problem(NotFoundError(f"unknown chart {name!r}"))
+        return chart_problem(NotFoundError(f"unknown chart {name!r}"))
     instance = request.GET.get("instance", "")
     seen = seen_of(request)
     try:
@@ -282,18 +284,18 @@ def instance_chart(request: HttpRequest, name: str) -> HttpResponse:
         w = _window(instance, read_window(request), seen)
         return _json(build(instance, w, request.GET.get("engine") or None))
     except (NotFoundError, ParameterError) as exc:
-        return _problem(exc)
+        return chart_problem(exc)
 
 
 @login_required
 def fleet_chart(request: HttpRequest, name: str) -> HttpResponse:
     if name not in ("kv", "preemptions"):
-        return _problem(NotFoundError(f"unknown chart {name!r}"))
+        return chart_problem(NotFoundError(f"unknown chart {name!r}"))
     try:
         page = read_window(request)
         w = _window(None, page, seen_of(request))
     except ParameterError as exc:
-        return _problem(exc)
+        return chart_problem(exc)
     fleet = sorted(serving.fleet_series(w).items())
     if name == "kv":
         fig = serving_charts.fleet_kv_figure({i: data.kv_usage for i, data in fleet})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -30,6 +30,7 @@ from analytics.serving.instances import Instance, list_instances
 from analytics.serving.signals import cache_hit_rates, histogram_series
 from analytics.serving.slo import slo_attainment
 from analytics.serving.spec_decode import spec_decode
+from dashboard.pages.serving import chart_problem, latency_text, percent
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
@@ -126,16 +127,6 @@ def _view(
     return page
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
-
-
 def _fleet_rows(f: Filters) -> list[FleetRow]:
     shown = [i for i in f.instances if f.instance in (None, i.instance)]
     if f.model:
@@ -150,10 +141,10 @@ def _fleet(request: HttpRequest, f: Filters) -> dict[str, Any]:
             {
                 "row": r,
                 "url": reverse("serving-instance", args=[r.instance]),
-                "kv": _pct(r.kv_usage),
-                "hit_rate": _pct(r.prefix_hit_rate),
-                "ttft_p95": _seconds(r.ttft_p95_seconds),
-                "acceptance": _pct(r.spec_acceptance_rate),
+                "kv": percent(r.kv_usage),
+                "hit_rate": percent(r.prefix_hit_rate),
+                "ttft_p95": latency_text(r.ttft_p95_seconds),
+                "acceptance": percent(r.spec_acceptance_rate),
                 "waiting_reasons": sorted(r.waiting_by_reason.items()),
             }
             for r in rows
@@ -166,7 +157,12 @@ def _kv_cache(request: HttpRequest, f: Filters) -> dict[str, Any]:
     rates = cache_hit_rates(f.instance, _window(f), model=f.model)
     return {
         "caches": [
-            {"name": name, "hits": rate.hits, "queries": rate.queries, "rate": _pct(rate.hit_rate)}
+            {
+                "name": name,
+                "hits": rate.hits,
+                "queries": rate.queries,
+                "rate": percent(rate.hit_rate),
+            }
             for name, rate in rates.items()
         ],
         "charts": [
@@ -184,7 +180,7 @@ def _spec_decode(request: HttpRequest, f: Filters) -> dict[str, Any]:
     o = answer.overall
     return {
         "overall": o,
-        "acceptance": _pct(o.acceptance_rate),
+        "acceptance": percent(o.acceptance_rate),
         "length": "n/a" if o.mean_acceptance_length is None else f"{o.mean_acceptance_length:.2f}",
         "charts": [
             ("Acceptance rate and mean acceptance length", _chart("spec", f)),
@@ -236,7 +232,7 @@ def _slo(request: HttpRequest, f: Filters) -> dict[str, Any]:
                 "target": targets[metric],
                 "attained": answer.overall.attained,
                 "total": answer.overall.total,
-                "ratio": _pct(answer.overall.ratio),
+                "ratio": percent(answer.overall.ratio),
                 "exact": answer.target_is_bucket_bound,
                 "note": answer.note,
             }
@@ -317,6 +313,5 @@ def view_chart(request: HttpRequest, name: str) -> HttpResponse:
             raise NotFoundError(f"unknown chart {name!r}")
         fig = build(request, _filters(request))
     except (NotFoundError, ParameterError) as exc:
-        status = 404 if isinstance(exc, NotFoundError) else 422
-        return JsonResponse({"detail": str(exc)}, status=status)
+        return chart_problem(exc)
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -166,13 +166,32 @@ def _patterns(resolvers: list[Any], prefix: str = "") -> Iterator[str]:
             yield prefix + str(entry.pattern)
 
 
-def _fill(route: str, fleet: dict[str, Any], names: dict[str, str], control: bool) -> str:
-    values = {
-        "run": "zulu-9" if control else "bravo-1",
-        "instance": "gpu-zulu" if control else "gpu-bravo",
-        "rule_id": "999999" if control else str(fleet["rule"].pk),
-        "silence_id": "999998" if control else str(fleet["silence"].pk),
+def _names(fleet: dict[str, Any], control: bool) -> dict[str, str]:
+    """What fills a route's parameters: bravo's names and ids, or (control) names and ids
+    that do not exist."""
+    if control:
+        return {
+            "run": "zulu-9",
+            "instance": "gpu-zulu",
+            "rule_id": "999999",
+            "channel_id": "999997",
+            "silence_id": "999998",
+            "team": "zulu",
+            "source": "zulu",
+        }
+    return {
+        "run": "bravo-1",
+        "instance": "gpu-bravo",
+        "rule_id": str(fleet["rule"].pk),
+        "channel_id": str(fleet["channel"].pk),
+        "silence_id": str(fleet["silence"].pk),
+        "team": "bravo",
+        "source": "api/bravo",
     }
+
+
+def _fill(route: str, fleet: dict[str, Any], names: dict[str, str], control: bool) -> str:
+    values = _names(fleet, control)
 
     def one(match: re.Match[str]) -> str:
         name = match.group(2)
@@ -260,15 +279,7 @@ def _api_operations() -> Iterator[tuple[str, str, list[str]]]:
 
 
 def _api_url(path: str, params: list[str], fleet: dict[str, Any], control: bool) -> str:
-    values = {
-        "run": "zulu-9" if control else "bravo-1",
-        "instance": "gpu-zulu" if control else "gpu-bravo",
-        "rule_id": "999999" if control else str(fleet["rule"].pk),
-        "channel_id": "999997" if control else str(fleet["channel"].pk),
-        "silence_id": "999998" if control else str(fleet["silence"].pk),
-        "team": "zulu" if control else "bravo",
-        "source": "zulu" if control else "api/bravo",
-    }
+    values = _names(fleet, control)
     url = re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "x"), path)
     query = "&".join(f"{p}={values[p]}" for p in params if p in values)
     return url + ("?" + query if query else "")
