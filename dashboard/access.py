@@ -12,6 +12,7 @@ scope and a viewer to reading; admin-only endpoints also call lib.access.require
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 
@@ -64,32 +65,31 @@ def check_api_access(request: HttpRequest, scope: Scope) -> None:
 
 
 class RequestAccess:
-    """The request user's Seen and Role, worked out once per user on first use."""
+    """The request user's Seen and Role, each worked out once per user on first use (a
+    role check does not resolve what the user sees, which reads the warehouse)."""
 
     def __init__(self, request: HttpRequest) -> None:
         self._request = request
-        self._for: object = None
-        self._seen: Seen | None = None
-        self._role: Role | None = None
+        self._known: dict[str, tuple[object, Any]] = {}
 
-    def _resolve(self) -> None:
+    def _once(self, name: str, work: Callable[[Any], Any]) -> Any:
         user = getattr(self._request, "user", None)
         key = (getattr(user, "pk", None), getattr(user, "is_authenticated", False))
-        if self._seen is None or self._for != key:
-            self._for = key
-            self._role = role_for_user(user)
-            self._seen = seen_for_user(user)
+        found = self._known.get(name)
+        if found is None or found[0] != key:
+            found = (key, work(user))
+            self._known[name] = found
+        return found[1]
 
     @property
     def seen(self) -> Seen:
-        self._resolve()
-        assert self._seen is not None
-        return self._seen
+        seen: Seen = self._once("seen", seen_for_user)
+        return seen
 
     @property
     def role(self) -> Role | None:
-        self._resolve()
-        return self._role
+        role: Role | None = self._once("role", role_for_user)
+        return role
 
 
 class AccessMiddleware:

@@ -21,23 +21,28 @@ from analytics.tokens.queries import request_run_names
 from lib.access import Role, Seen
 
 
+def _access_of(user: Any) -> tuple[Role | None, bool]:
+    """A user's role and all-teams flag, in one read: (None, False) for anonymous or
+    inactive users; superusers are admins; a user without an Access row a viewer."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return None, False
+    if getattr(user, "is_superuser", False):
+        return Role.ADMIN, True
+    access = Access.objects.filter(user=user).only("role", "all_teams").first()
+    if access is None:
+        return Role.VIEWER, False
+    role = Role(access.role)
+    return role, role is Role.ADMIN or access.all_teams
+
+
 def role_for_user(user: Any) -> Role | None:
     """A signed-in user's role (superusers are admins); None for anonymous users."""
-    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
-        return None
-    if getattr(user, "is_superuser", False):
-        return Role.ADMIN
-    access = Access.objects.filter(user=user).only("role").first()
-    return Role(access.role) if access is not None else Role.VIEWER
+    return _access_of(user)[0]
 
 
 def sees_all_teams(user: Any) -> bool:
-    role = role_for_user(user)
-    if role is None:
-        return False
-    if role is Role.ADMIN:
-        return True
-    return Access.objects.filter(user=user, all_teams=True).exists()
+    """Admins, superusers and users with the all-teams flag see every team."""
+    return _access_of(user)[1]
 
 
 def teams_of(user: Any) -> list[Team]:
@@ -47,9 +52,10 @@ def teams_of(user: Any) -> list[Team]:
 
 
 def seen_for_user(user: Any) -> Seen:
-    if role_for_user(user) is None:
+    role, all_teams = _access_of(user)
+    if role is None:
         return Seen.nothing()
-    if sees_all_teams(user):
+    if all_teams:
         return Seen.all()
     return seen_for_teams(teams_of(user))
 
