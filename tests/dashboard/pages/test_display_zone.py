@@ -219,8 +219,11 @@ def test_in_dark_mode_runs_badges_and_token_tints_take_the_dark_colours(
     assert [rgb(c) for c in root.evaluate(COLOURS)] == [list(ACCENT), list(PANEL)]
     page.screenshot(path=str(tmp_path / "dark-run.png"), full_page=True)
 
-    page.goto(f"{live_server.url}/tokens/")
-    page.click("#token-form button[type=submit]")
+    # The page counts its sample text once on load; waiting for that answer (rather than
+    # clicking Count, which redraws and detaches the spans under the locator) leaves one
+    # drawing to read the colours from.
+    with page.expect_response(lambda r: "/api/tokens/count" in r.url):
+        page.goto(f"{live_server.url}/tokens/")
     token = page.locator(".tok.c0").first
     expect(token).to_be_visible()
     background, ink = (rgb(c) for c in token.evaluate(COLOURS))
