@@ -42,8 +42,18 @@ def configure(broker_url: str, broker_dir: str) -> None:
         app.conf.broker_transport_options = _filesystem_broker_options(broker_dir)
 
 
-def _beat_schedule(tail_seconds: int, scrape_seconds: int = 15) -> dict[str, dict[str, Any]]:
+def _beat_schedule(
+    tail_seconds: int, scrape_seconds: int = 15, otlp_seconds: int = 2
+) -> dict[str, dict[str, Any]]:
     return {
+        # Load what the OTLP receiver acknowledged (the spool) into the warehouse, so it is
+        # on the pages within seconds (FLEETSCOPE_OTLP_LOAD_SECONDS). One drainer at a
+        # time (a lock file); a tick that finds it busy returns at once.
+        "load-otlp": {
+            "task": "ingest.load_otlp",
+            "schedule": timedelta(seconds=otlp_seconds),
+            "options": {"expires": otlp_seconds},
+        },
         # Read new lines from the configured agent-event folders (FLEETSCOPE_TAIL_AGENT_EVENTS).
         # Expires before the next run so a backlog never stacks up identical tails.
         "tail-agent-events": {
@@ -113,7 +123,9 @@ def setup_from_django() -> None:
 
     configure(settings.CELERY_BROKER_URL, str(settings.CELERY_BROKER_DIR))
     app.conf.beat_schedule = _beat_schedule(
-        settings.FLEETSCOPE_TAIL_SECONDS, settings.FLEETSCOPE_SCRAPE_SECONDS
+        settings.FLEETSCOPE_TAIL_SECONDS,
+        settings.FLEETSCOPE_SCRAPE_SECONDS,
+        settings.FLEETSCOPE_OTLP_LOAD_SECONDS,
     )
     app.conf.beat_schedule_filename = str(settings.DATA_DIR / "celerybeat-schedule")
 

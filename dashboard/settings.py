@@ -207,6 +207,11 @@ FLEETSCOPE_TAIL_CODEX = read_list("FLEETSCOPE_TAIL_CODEX", [])
 # --- vLLM serving metrics ---
 # How often the beat task looks for due scrape targets (each target has its own interval).
 FLEETSCOPE_SCRAPE_SECONDS = read_int("FLEETSCOPE_SCRAPE_SECONDS", 15, minimum=1)
+# OpenTelemetry in (docs/otlp.md): past this many MiB of acknowledged requests waiting in
+# the spool, the receiver answers 503 with Retry-After; the loader drains it every
+# FLEETSCOPE_OTLP_LOAD_SECONDS.
+OTLP_SPOOL_MAX_MB = read_int("FLEETSCOPE_OTLP_SPOOL_MAX_MB", 512, minimum=1)
+FLEETSCOPE_OTLP_LOAD_SECONDS = read_int("FLEETSCOPE_OTLP_LOAD_SECONDS", 2, minimum=1)
 # Scrapes are spooled locally and loaded together this often: one load costs ~100 ms of
 # CPU (DuckLake catalog work) whatever its size, so a minute of scrapes shares one.
 FLEETSCOPE_SERVING_FLUSH_SECONDS = read_int("FLEETSCOPE_SERVING_FLUSH_SECONDS", 60, minimum=0)

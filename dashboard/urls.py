@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from dashboard import otlp
 from dashboard.api import api
 from dashboard.login import FleetscopeLoginView, protect_admin_login
 from dashboard.pages import alerts as alerts_pages
@@ -21,6 +22,10 @@ protect_admin_login(admin.site)  # before admin.site.urls reads its login view
 
 urlpatterns = [
     path("", views.runs_list, name="runs"),
+    # OTLP/HTTP's standard paths (docs/otlp.md), token-authenticated, no trailing slash.
+    path("v1/logs", otlp.logs, name="otlp-logs"),
+    path("v1/metrics", otlp.metrics, name="otlp-metrics"),
+    path("v1/traces", otlp.traces, name="otlp-traces"),
     path(
         "runs/<path:run>/charts/commit-rate.json",
         views.run_commit_rate_chart,

@@ -53,6 +53,17 @@ def _tail(sources: tuple[tuple[str, Callable[[list[str]], IngestSummary]], ...])
     return totals
 
 
+@shared_task(name="ingest.load_otlp", ignore_result=True)
+def load_otlp() -> dict[str, Any]:
+    """Load the OTLP spool (what the receiver acknowledged) into the warehouse, for up to
+    50 s; a tick that finds another drainer at work returns at once."""
+    from dataclasses import asdict
+
+    from ingest.pipelines.otlp import drain
+
+    return asdict(drain(seconds=50.0))
+
+
 @shared_task(name="ingest.tail_agent_events", ignore_result=True)
 def tail_agent_events() -> dict[str, Any]:
     """Read new lines from every configured agent-event folder (FLEETSCOPE_TAIL_AGENT_EVENTS)."""

@@ -15,7 +15,12 @@ import pyarrow as pa
 
 from ingest.parsers.timestamps import TimeProblem, normalize_rfc3339, read_rfc3339
 from lib.bounds import count_problem, name_problem
-from warehouse.schema.events import ADAPTER_COLUMNS, CONTRACT_COLUMNS, ORIGIN_COLUMNS
+from warehouse.schema.events import (
+    ADAPTER_COLUMNS,
+    CONTRACT_COLUMNS,
+    ORIGIN_COLUMNS,
+    TELEMETRY_COLUMNS,
+)
 
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors write first
 
@@ -57,7 +62,13 @@ def check_count(value: Any, what: str) -> int:
 _ORIGIN = {column.name: column for column in ORIGIN_COLUMNS}
 # The events columns an adapter fills (source_kind and ingested_at are the loader's);
 # `source` (the file a row came from) may be left NULL when a batch has one source.
-_COLUMNS = (*CONTRACT_COLUMNS, *ADAPTER_COLUMNS, _ORIGIN["source_line"], _ORIGIN["source"])
+_COLUMNS = (
+    *CONTRACT_COLUMNS,
+    *ADAPTER_COLUMNS,
+    *TELEMETRY_COLUMNS,
+    _ORIGIN["source_line"],
+    _ORIGIN["source"],
+)
 COLUMNS: tuple[str, ...] = tuple(column.name for column in _COLUMNS)
 # Text until the insert casts them (above).
 TIME_COLUMNS = frozenset(c.name for c in _COLUMNS if c.sql_type == "TIMESTAMPTZ")

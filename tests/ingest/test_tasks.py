@@ -92,6 +92,7 @@ def registered_by_a_fresh_worker() -> set[str]:
 def test_every_beat_entry_names_a_task_a_fresh_worker_registers() -> None:
     tasks = {entry["task"] for entry in _beat_schedule(30).values()}
     assert tasks == {
+        "ingest.load_otlp",
         "ingest.tail_agent_events",
         "ingest.tail_transcripts",
         "ingest.scrape_vllm_targets",

@@ -3,10 +3,10 @@
 Never edit a migration that has shipped: append a new one. Version ranges by topic, so
 features can add theirs independently: 1-99 agent events and runs, 100-199 serving
 metrics, 200-299 requests and tokens, 300-399 log adapters (Claude Code, Codex, git),
-400-499 costs. Any migration not yet applied runs, in version order.
+400-499 costs, 500-599 OpenTelemetry. Any migration not yet applied runs, in version order.
 """
 
-from warehouse.schema import adapters, events, serving, tokens
+from warehouse.schema import adapters, events, otlp, serving, tokens
 from warehouse.schema.migration import Migration
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -14,4 +14,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     *serving.MIGRATIONS,
     *tokens.MIGRATIONS,
     *adapters.MIGRATIONS,
+    *otlp.MIGRATIONS,
 )

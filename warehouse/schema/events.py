@@ -109,8 +109,21 @@ ADAPTER_COLUMNS = (
     Column("speed", "VARCHAR"),
     Column("message_id", "VARCHAR"),
 )
+# What OpenTelemetry carries and the other sources do not, added by
+# warehouse/schema/otlp.py (migration 500, which says what each holds).
+TELEMETRY_COLUMNS = (
+    Column("request_id", "VARCHAR"),
+    Column("person", "VARCHAR"),
+    Column("organization", "VARCHAR"),
+    Column("team", "VARCHAR"),
+    Column("department", "VARCHAR"),
+    Column("cost_center", "VARCHAR"),
+    Column("trace_id", "VARCHAR"),
+    Column("span_id", "VARCHAR"),
+    Column("parent_span_id", "VARCHAR"),
+)
 # The events table once every migration has run, in its order.
-COLUMNS = (*CONTRACT_COLUMNS, *ORIGIN_COLUMNS, *ADAPTER_COLUMNS)
+COLUMNS = (*CONTRACT_COLUMNS, *ORIGIN_COLUMNS, *ADAPTER_COLUMNS, *TELEMETRY_COLUMNS)
 
 
 def _create_events() -> str:
