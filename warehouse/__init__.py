@@ -3,6 +3,7 @@
 Callers `import warehouse` and use the names below. `warehouse.lake` holds the connection,
 the reads, the writes, the conflict retry and the lake's settings (patch those there),
 `warehouse.data_files` the Parquet files a load adds to a table as they are,
+`warehouse.maintenance` compaction, snapshot expiry and file cleanup,
 `warehouse.migrations` applying the schema changes that `warehouse.schema` gathers.
 """
 
@@ -22,11 +23,11 @@ from warehouse.lake import (
     fetch_rows,
     is_embedded,
     retry_on_conflict,
-    run_maintenance,
     single_threaded,
     transaction,
     write,
 )
+from warehouse.maintenance import run_maintenance
 from warehouse.migrations import all_migrations, migrate, pending, schema_problem, schema_version
 from warehouse.schema.migration import Migration
 

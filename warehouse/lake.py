@@ -437,39 +437,3 @@ def retry_on_conflict(
         if before_retry is not None:
             before_retry()
     raise AssertionError("unreachable")
-
-
-# --- maintenance -------------------------------------------------------------------------
-
-
-def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
-    """Merge small files, expire old snapshots and delete files no snapshot needs."""
-    started = time.monotonic()
-
-    def maintain(cur: duckdb.DuckDBPyConnection) -> None:
-        cur.execute(f"CALL ducklake_flush_inlined_data('{LAKE}')")
-        cur.execute(f"CALL ducklake_merge_adjacent_files('{LAKE}')")
-        cur.execute(
-            f"CALL ducklake_expire_snapshots('{LAKE}', older_than => now() - to_days(?::INTEGER))",
-            [keep_snapshots_days],
-        )
-
-    with _writer_lock():
-        cur = cursor()
-        swept = [hook(cur) for hook in _writer_start]
-        maintain(cur)
-        files = cur.execute(
-            f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)"
-        ).fetchall()
-        files += cur.execute(
-            f"CALL ducklake_delete_orphaned_files('{LAKE}', "
-            "older_than => now() - to_hours(?::INTEGER))",
-            [ORPHANS_OLDER_THAN_HOURS],
-        ).fetchall()
-    snapshots = fetch_one(f"SELECT count(*) AS n FROM {LAKE}.snapshots()")
-    uncommitted = sum(len(found) for found in swept if isinstance(found, list))
-    return {
-        "files_removed": len(files) + uncommitted,
-        "snapshots": int(snapshots["n"]) if snapshots else 0,
-        "seconds": round(time.monotonic() - started, 3),
-    }
