@@ -85,6 +85,11 @@ class ServingLatency:
     queue: LatencyStats
     e2e: LatencyStats
 
+    @property
+    def figures(self) -> list[tuple[str, LatencyStats]]:
+        """The three latencies with the names a page prints them under."""
+        return [("Time to first token", self.ttft), ("Queue", self.queue), ("End to end", self.e2e)]
+
 
 def _figure(row: dict[str, Any], column: str) -> LatencyStats:
     def value(name: str) -> float | None:

@@ -5,16 +5,21 @@ through the requests pipeline first; with the span's own columns and provenance.
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from django.test import Client
 
 import warehouse
+from analytics.serving.models import ScrapeTarget
 from analytics.tokens.vocabularies import configured_encodings
+from dashboard.models import ApiToken
 from ingest.parsers import otlp_vllm
 from ingest.parsers.otlp import Sender
 from ingest.parsers.otlp_sources import map_request
 from ingest.pipelines import otlp, otlp_spool
 from ingest.pipelines.requests import ingest_body
 from ingest.sources.otlp import JSON, Signal, decode
+from lib.access import Scope
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "otlp" / "vllm"
 SENDER = Sender("ops")
@@ -91,4 +96,40 @@ def test_a_request_sent_both_ways_is_stored_once(spool: Path) -> None:
         ("chatcmpl-a1", "requests"),  # the gateway's record came first and stays
         ("chatcmpl-b2", "otlp"),
         ("cmpl-c3", "otlp"),
+    ]
+
+
+def test_a_team_member_posts_vllm_traces_of_their_instance_only(
+    client: Client, spool: Path
+) -> None:
+    from django.contrib.auth.models import User
+
+    from analytics.costs.models import Team
+    from tests.people import grant
+
+    infra, research = Team.objects.create(name="infra"), Team.objects.create(name="research")
+    ScrapeTarget.objects.create(name="vllm-a", url="http://vllm-a:8000/metrics", team=infra)
+    ScrapeTarget.objects.create(name="gpu-7", url="http://gpu-7:8000/metrics", team=research)
+    bea = grant(User.objects.create_user("bea", "bea@example.com", "x"), "editor", (infra,))
+    token = ApiToken.issue(bea, "vllm", scope=Scope.INGEST)[1]
+    for name in ("v1-traceparent.json", "v0-host-name.json"):
+        response = client.post(
+            "/v1/traces",
+            data=(FIXTURES / name).read_bytes(),  # the file as an exporter sends it
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        )
+        assert response.status_code == 200
+    refused = orjson.loads(response.content)["partialSuccess"]
+    assert refused == {
+        "rejectedSpans": "1",
+        "errorMessage": "resourceSpans[0].scopeSpans[0].spans[0]: "
+        "instance gpu-7 is not one of your teams' instances",
+    }
+    otlp.drain(seconds=10)
+    rows = warehouse.fetch_all("SELECT request_id, instance, source FROM requests ORDER BY 1")
+    assert [tuple(r.values()) for r in rows] == [
+        ("chatcmpl-a1", "vllm-a", "otlp/traces/bea"),
+        ("chatcmpl-b2", "vllm-a", "otlp/traces/bea"),
+        ("cmpl-c3", "vllm-a", "otlp/traces/bea"),
     ]
