@@ -91,9 +91,7 @@ def test_vllm_0_6_spans_name_the_model_and_the_host_gives_the_instance() -> None
     assert record["attrs"]["gen_ai.usage.num_sequences"] == 1
 
 
-def _one(
-    resource: Mapping[str, Any], attrs: Mapping[str, Any], name: str = "llm_request"
-) -> Any:
+def _one(resource: Mapping[str, Any], attrs: Mapping[str, Any], name: str = "llm_request") -> Any:
     return traces_request(
         resource,
         [span(name, "ab" * 16, "cd" * 8, "2026-03-02T11:00:00", "2026-03-02T11:00:01", attrs)],
