@@ -15,6 +15,7 @@ from ninja import Query, Router, Schema
 from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries
+from analytics.runs import serving_latency as run_serving
 from analytics.runs.paging import COMMIT_SORTS, DEFAULT_LIMIT, AgentSort, Paging
 from lib.access import seen_of
 from lib.durations import Time, parse_duration
@@ -281,6 +282,33 @@ def models(
     request: HttpRequest, run: str, window: Query[WindowQuery]
 ) -> list[run_details.ModelUse]:
     return run_details.models(run, window.time_range(), seen=seen_of(request))
+
+
+class LatencyOut(Schema):
+    count: int  # the records that report it
+    mean_ms: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+class ServingLatencyOut(Schema):
+    run: str
+    requests: int
+    ttft: LatencyOut
+    queue: LatencyOut
+    e2e: LatencyOut
+
+
+@router.get(
+    "/{path:run}/serving-latency",
+    response=ServingLatencyOut,
+    url_name="run_serving_latency",
+    summary="The serving latency the run's own model calls saw",
+)
+def serving_latency(
+    request: HttpRequest, run: str, window: Query[WindowQuery]
+) -> run_serving.ServingLatency:
+    return run_serving.serving_latency(run, window.time_range(), seen=seen_of(request))
 
 
 class AgentCommitsIn(Schema):

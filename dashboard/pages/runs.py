@@ -24,7 +24,7 @@ from analytics import charts
 from analytics.runs import charts as run_charts
 from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
-from analytics.runs import queries
+from analytics.runs import queries, serving_latency
 from analytics.runs.paging import COMMIT_SORTS, TREE_SORTS, AgentSort, Paging
 from analytics.runs.status import RunStatus, run_statuses
 from analytics.runs.tree import TreePage, build_agent_tree, open_depth, page_tree
@@ -336,6 +336,7 @@ def _details_context(run: str, window: RunWindow, lists: RunLists, seen: Seen) -
             run, span, lists.commits_sort, lists.commits, seen=seen
         ),
         quarantine=lambda: run_quarantine.run_quarantine(run, lists.quarantine, seen=seen),
+        serving=lambda: serving_latency.serving_latency(run, span, seen=seen),
     )
     commits: run_details.AgentCommitsPage = answers["commits"]
     return {
@@ -344,6 +345,7 @@ def _details_context(run: str, window: RunWindow, lists: RunLists, seen: Seen) -
         "details_models": answers["models"],
         "details_commits": commits,
         "quarantine": answers["quarantine"],
+        "serving_latency": answers["serving"],
     }
 
 

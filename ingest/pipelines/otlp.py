@@ -25,7 +25,7 @@ import pyarrow as pa
 
 import warehouse
 from ingest.parsers.event_rows import EventRows
-from ingest.pipelines import otlp_spool
+from ingest.pipelines import otlp_requests, otlp_spool
 from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.loading import insert_quarantine, now_utc
 from ingest.pipelines.otlp_spool import Spooled
@@ -173,6 +173,7 @@ def _store(cur: warehouse.Cursor, batches: list[Spooled]) -> DrainSummary:
         summary.events = inserted
         summary.duplicates = table.num_rows - inserted
     summary.points = _insert_points(cur, batches)
+    otlp_requests.store(cur, batches)  # vLLM's llm_request spans -> requests
     summary.quarantined = _quarantine(cur, batches)
     return summary
 

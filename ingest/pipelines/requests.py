@@ -264,6 +264,23 @@ def rejected_table(rejected: Sequence[Rejected]) -> pa.Table:
     )
 
 
+def insert_prepared(cur: warehouse.Cursor, prepared: PreparedBatch) -> int:
+    """Store a prepared batch in the caller's transaction: its request_ids not stored yet,
+    with their token counts; answers how many were new. Columns `requests` has beyond
+    REQUEST_SCHEMA's (an OTLP span's) may ride along in `prepared.requests`."""
+    if not prepared.requests.num_rows:
+        return 0
+    cur.register("batch_requests", prepared.requests)
+    cur.register("batch_request_tokens", prepared.tokens)
+    try:
+        cur.execute(INSERT_TOKENS_SQL)
+        row = cur.execute(INSERT_REQUESTS_SQL).fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        cur.unregister("batch_requests")
+        cur.unregister("batch_request_tokens")
+
+
 def load_batch(
     parsed: ParsedLines,
     source: str,
@@ -278,17 +295,7 @@ def load_batch(
     def load(cur: warehouse.Cursor) -> IngestSummary:
         if positions is not None:
             advance_position(cur, SOURCE_KIND, source, *positions)
-        accepted = 0
-        if prepared.requests.num_rows:
-            cur.register("batch_requests", prepared.requests)
-            cur.register("batch_request_tokens", prepared.tokens)
-            try:
-                cur.execute(INSERT_TOKENS_SQL)
-                row = cur.execute(INSERT_REQUESTS_SQL).fetchone()
-                accepted = int(row[0]) if row else 0
-            finally:
-                cur.unregister("batch_requests")
-                cur.unregister("batch_request_tokens")
+        accepted = insert_prepared(cur, prepared)
         quarantined = insert_quarantine(cur, SOURCE_KIND, source, rejected)
         return IngestSummary(
             accepted=accepted,

@@ -59,4 +59,20 @@ MIGRATIONS = (
             """,
         ),
     ),
+    Migration(
+        510,
+        "vLLM request-trace columns on requests",
+        (
+            # From vLLM's llm_request span (docs/otlp.md), in milliseconds: time waiting
+            # to be scheduled, in prefill, in decode.
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS queue_ms DOUBLE",
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS prefill_ms DOUBLE",
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS decode_ms DOUBLE",
+            # The span's identity and parent, hex: with a propagated traceparent, the
+            # calling agent's trace and call (events.trace_id / span_id).
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS trace_id VARCHAR",
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS span_id VARCHAR",
+            "ALTER TABLE requests ADD COLUMN IF NOT EXISTS parent_span_id VARCHAR",
+        ),
+    ),
 )
