@@ -5,4 +5,8 @@ mapper takes is counted as ignored (docs/otlp.md)."""
 from ingest.parsers import otlp_codex, otlp_metrics
 from ingest.parsers.otlp import map_request
 
-__all__ = ["map_request", "otlp_codex", "otlp_metrics"]
+# isort: split
+# Last of the logs and traces mappers: it takes any span of a GenAI operation.
+from ingest.parsers import otlp_genai
+
+__all__ = ["map_request", "otlp_codex", "otlp_genai", "otlp_metrics"]
