@@ -44,6 +44,7 @@ from ingest.sources.otlp import Signal
 from warehouse.schema.events import EventKind
 
 PENDING_AGENT = "main"  # a span's agent until (or unless) an invoke_agent above it is stored
+SPAN_ID_PREFIX = "span:"  # an event's id: span:<trace_id>:<span_id>
 SPAN_EVENT = "span"  # a GenAI span that is neither an agent, a tool nor a model call
 STATUS_ERROR = 2  # Status.STATUS_CODE_ERROR
 MESSAGE_LIMIT = 1000
@@ -116,7 +117,7 @@ def map_genai(resource: Resource, attrs: Attrs, span: Any, sender: Sender) -> Ma
         "run": otlp.text(attrs, "gen_ai.conversation.id") or trace_id,
         "agent": PENDING_AGENT,
         "ts": otlp.ts_text(start),
-        "id": f"span:{trace_id}:{span_id}",
+        "id": f"{SPAN_ID_PREFIX}{trace_id}:{span_id}",
         "duration_ms": (end - start) / 1e6 if end >= start else None,
         "trace_id": trace_id,
         "span_id": span_id,

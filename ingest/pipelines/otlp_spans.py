@@ -23,7 +23,7 @@ import pyarrow as pa
 
 import warehouse
 from ingest.parsers.event_rows import EventRows
-from ingest.parsers.otlp_genai import PENDING_AGENT
+from ingest.parsers.otlp_genai import PENDING_AGENT, SPAN_ID_PREFIX
 from ingest.pipelines import run_rollups
 from warehouse.schema.events import EventKind
 
@@ -37,7 +37,7 @@ _CORRECTIONS_SQL = f"""
 WITH RECURSIVE spans AS (
     SELECT run, id, trace_id, span_id, parent_span_id, event, agent, parent
     FROM events
-    WHERE source_kind = 'otlp' AND span_id IS NOT NULL AND id LIKE 'span:%'
+    WHERE source_kind = 'otlp' AND span_id IS NOT NULL AND id LIKE '{SPAN_ID_PREFIX}%'
       AND trace_id IN (SELECT trace_id FROM touched_traces)
 ),
 walk AS (
@@ -87,10 +87,18 @@ WHERE source_kind = 'otlp'
 """
 
 
+def _is_span(event_id: str | None) -> bool:
+    return event_id is not None and event_id.startswith(SPAN_ID_PREFIX)
+
+
 def assign_agents(cur: warehouse.Cursor, rows: EventRows) -> int:
-    """Correct the agents and parents of the stored span events of the traces `rows` (a
-    load's events) touch; returns how many rows were corrected."""
-    traces = sorted({t for t in rows.column("trace_id") if t is not None})
+    """Correct the agents and parents of the stored span events of the traces whose GenAI
+    spans are among `rows` (a load's events; other sources' rows with a trace id, a Claude
+    Code record logged inside a span, touch nothing); returns how many rows were corrected."""
+    ids = rows.column("id")
+    traces = sorted(
+        {t for t, i in zip(rows.column("trace_id"), ids, strict=True) if t and _is_span(i)}
+    )
     if not traces:
         return 0
     cur.register("touched_traces", pa.table({"trace_id": pa.array(traces, pa.string())}))

@@ -11,9 +11,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import warehouse
 from analytics.runs import queries
+from ingest.parsers.event_rows import EventRows
 from ingest.parsers.otlp import Sender
 from ingest.parsers.otlp_sources import map_request
-from ingest.pipelines import otlp, otlp_spool
+from ingest.pipelines import otlp, otlp_spans, otlp_spool
 from ingest.sources.otlp import Signal, decode
 from tests.conftest import FIXTURE_ROOT
 from tests.otlp import span, traces_request
@@ -152,3 +153,21 @@ def test_a_span_in_a_loop_of_parents_ends_with_the_placeholder(spool: Path) -> N
     _spool(traces_request({"service.name": "harness"}, looped))
     otlp.drain(seconds=10)
     assert [(a.agent, a.events, a.input_tokens) for a in queries.agents(trace)] == [("main", 2, 10)]
+
+
+def test_only_genai_span_rows_set_off_the_walk(spool: Path, monkeypatch: Any) -> None:
+    _load([CHAT_1])
+    with monkeypatch.context() as patched:  # Triage stored without a walk
+        patched.setattr(otlp_spans, "assign_agents", lambda cur, rows: 0)
+        _load([TRIAGE])
+    assert _agents_of_spans() == {"2": "main", "1": "asst_triage"}
+    trace = "5b8aa5a2d2c872e8321cf37308d69df2"
+    other = EventRows()  # a Claude Code record logged inside the trace's span, say
+    other.add(run="s-1", agent="main", ts="2026-03-02T11:00:00Z", event="prompt", id="seq:1")
+    other.set(0, trace_id=trace)
+    assert warehouse.write(lambda cur: otlp_spans.assign_agents(cur, other)) == 0
+    chat = EventRows()
+    chat.add(run=RUN, agent="main", ts="2026-03-02T11:00:01Z", event="llm_call", trace_id=trace)
+    chat.set(0, id=f"span:{trace}:0000000000000002")
+    assert warehouse.write(lambda cur: otlp_spans.assign_agents(cur, chat)) == 1
+    assert _agents_of_spans() == {"2": "asst_triage", "1": "asst_triage"}
