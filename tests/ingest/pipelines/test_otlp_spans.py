@@ -17,7 +17,7 @@ from ingest.parsers.otlp_sources import map_request
 from ingest.pipelines import otlp, otlp_spans, otlp_spool
 from ingest.sources.otlp import Signal, decode
 from tests.conftest import FIXTURE_ROOT
-from tests.otlp import span, traces_request
+from tests.otlp import post, span, traces_request
 
 AGENTS = FIXTURE_ROOT / "otlp" / "genai" / "agents.json"
 RUN = "conv_7f3a"
@@ -48,13 +48,17 @@ def _fixture() -> ExportTraceServiceRequest:
 
 def _send(positions: list[int]) -> None:
     """The fixture's spans at these positions, as one request of the same resource."""
+    _spool(_request(positions))
+
+
+def _request(positions: list[int]) -> ExportTraceServiceRequest:
     whole = _fixture()
     request = ExportTraceServiceRequest()
     group = request.resource_spans.add()
     group.resource.CopyFrom(whole.resource_spans[0].resource)
     spans = whole.resource_spans[0].scope_spans[0].spans
     group.scope_spans.add().spans.extend(spans[p] for p in positions)
-    _spool(request)
+    return request
 
 
 def _spool(request: ExportTraceServiceRequest) -> None:
@@ -171,3 +175,19 @@ def test_only_genai_span_rows_set_off_the_walk(spool: Path, monkeypatch: Any) ->
     chat.set(0, id=f"span:{trace}:0000000000000002")
     assert warehouse.write(lambda cur: otlp_spans.assign_agents(cur, chat)) == 1
     assert _agents_of_spans() == {"2": "asst_triage", "1": "asst_triage"}
+
+
+def test_posted_as_an_exporter_sends_it_the_api_shows_the_tree(
+    spool: Path, client: Any, api_token: str
+) -> None:
+    leaves = _request([CHAT_1, LOOKUP, HTTP, CHAT_2, REFUND])
+    assert post(client, leaves, api_token, encoding="json", gzipped=True).status_code == 200
+    otlp.drain(seconds=10)
+    assert post(client, _request([BILLING, TRIAGE]), api_token).status_code == 200
+    assert post(client, leaves, api_token).status_code == 200  # a retry, as protobuf
+    otlp.drain(seconds=10)
+    answer = client.get(f"/api/runs/{RUN}/agents", HTTP_AUTHORIZATION=f"Bearer {api_token}")
+    assert [
+        (a["agent"], a["parent"], a["events"], a["errors"], a["input_tokens"], a["output_tokens"])
+        for a in answer.json()
+    ] == [("asst_billing", "asst_triage", 4, 1, 440, 400), ("asst_triage", None, 2, 0, 200, 150)]
