@@ -4,8 +4,8 @@ records with their position and reason (docs/otlp.md).
 
 Owns the walk over a request's resources, scopes and records, reading attributes
 (AnyValue -> Python), times, the people fields every row carries (person, organization,
-team, department, cost center) and which source's mapper takes a record: Claude Code,
-Codex, GenAI spans, vLLM's `llm_request` spans, metrics. Pure: no files, no warehouse. A
+team, department, cost center) and the first mapper (of ingest/parsers/otlp_sources.py's
+ordered list) that takes a record. Pure: no files, no warehouse. A
 mapper raises Reject for a record it cannot use; the walk turns that into a `Rejected`
 and goes on. Records of no source Fleetscope knows (an HTTP server's spans, say) are
 counted as ignored, not rejected: they are valid telemetry of something else.
@@ -13,7 +13,7 @@ counted as ignored, not rejected: they are valid telemetry of something else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -115,15 +115,9 @@ IGNORED = Mapped()
 
 # A mapper takes (resource, the record's attributes, the record, the sender) and returns
 # what it makes of it, or None when the record is not its source's (the next mapper is
-# asked); Reject for a record of its source that it cannot use.
+# asked); Reject for a record of its source that it cannot use. Which mappers, in which
+# order, is ingest/parsers/otlp_sources.py's list.
 Mapper = Callable[[Resource, Attrs, Any, Sender], Mapped | None]
-_MAPPERS: dict[Signal, list[Mapper]] = {Signal.LOGS: [], Signal.METRICS: [], Signal.TRACES: []}
-
-
-def register(signal: Signal, mapper: Mapper) -> Mapper:
-    """Add a source's mapper for one signal (ingest/parsers/otlp_sources.py lists them)."""
-    _MAPPERS[signal].append(mapper)
-    return mapper
 
 
 # --- attributes and times -------------------------------------------------------------
@@ -246,14 +240,16 @@ def people(resource: Resource, attrs: Attrs, sender: Sender) -> dict[str, Any]:
 # --- the walk -------------------------------------------------------------------------
 
 
-def map_request(signal: Signal, request: Message, sender: Sender) -> OtlpBatch:
-    """Every record of an Export*ServiceRequest through the first mapper that takes it."""
+def map_request(
+    signal: Signal, request: Message, sender: Sender, mappers: Sequence[Mapper]
+) -> OtlpBatch:
+    """Every record of an Export*ServiceRequest through the first of `mappers` that takes it."""
     batch = OtlpBatch(signal)
     for path, resource, attrs, record in _records(signal, request):
         position = batch.records
         batch.records += 1
         try:
-            mapped = _first_taker(signal, resource, attrs, record, sender)
+            mapped = _first_taker(mappers, resource, attrs, record, sender)
             kept = mapped is not None and (mapped.events or mapped.points)
             common = people(resource, attrs, sender) if kept else {}
         except Reject as exc:
@@ -272,9 +268,9 @@ def map_request(signal: Signal, request: Message, sender: Sender) -> OtlpBatch:
 
 
 def _first_taker(
-    signal: Signal, resource: Resource, attrs: Attrs, record: Any, sender: Sender
+    mappers: Sequence[Mapper], resource: Resource, attrs: Attrs, record: Any, sender: Sender
 ) -> Mapped | None:
-    for mapper in _MAPPERS[signal]:
+    for mapper in mappers:
         mapped = mapper(resource, attrs, record, sender)
         if mapped is not None:
             return mapped

@@ -15,8 +15,7 @@ from typing import Any
 import orjson
 
 from ingest.parsers.event_rows import Reject
-from ingest.parsers.otlp import Attrs, Mapped, Resource, Sender, attributes, register, ts_text
-from ingest.sources.otlp import Signal
+from ingest.parsers.otlp import Attrs, Mapped, Resource, Sender, attributes, ts_text
 
 _TEMPORALITY = {1: "delta", 2: "cumulative"}
 # Resource attributes that change from one process start to the next without naming
@@ -89,6 +88,3 @@ def map_metric(resource: Resource, _attrs: Attrs, metric: Any, _sender: Sender) 
     else:  # exponential histograms and summaries: valid, not read by any page
         return None
     return Mapped(points=rows)
-
-
-register(Signal.METRICS, map_metric)

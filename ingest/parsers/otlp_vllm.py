@@ -26,11 +26,9 @@ from ingest.parsers.otlp import (
     Sender,
     count,
     number,
-    register,
     text,
     ts_text,
 )
-from ingest.sources.otlp import Signal
 
 SPAN_NAME = "llm_request"
 # How long the scrape targets' names and teams are reused before being read again.
@@ -154,6 +152,3 @@ def map_span(resource: Resource, attrs: Attrs, span: Any, sender: Sender) -> Map
     rest = {k: v for k, v in attrs.items() if k not in _CONSUMED}
     record["attrs"] = rest or None
     return Mapped(requests=[record])
-
-
-register(Signal.TRACES, map_span)

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 import warehouse
 from ingest.parsers.event_rows import EventRows
-from ingest.pipelines import otlp_requests, otlp_spool
+from ingest.pipelines import otlp_requests, otlp_spans, otlp_spool
 from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.loading import insert_quarantine, now_utc
 from ingest.pipelines.otlp_spool import Spooled
@@ -172,6 +172,7 @@ def _store(cur: warehouse.Cursor, batches: list[Spooled]) -> DrainSummary:
         inserted = insert_new(cur, table, source_kind=SOURCE_KIND, source="otlp", dedup=Dedup.RUN)
         summary.events = inserted
         summary.duplicates = table.num_rows - inserted
+        otlp_spans.assign_agents(cur, rows)
     summary.points = _insert_points(cur, batches)
     otlp_requests.store(cur, batches)  # vLLM's llm_request spans -> requests
     summary.quarantined = _quarantine(cur, batches)
