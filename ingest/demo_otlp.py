@@ -154,7 +154,9 @@ def session_of(person: Person, now: datetime) -> _Session:
     elif person.extra == "error":
         session.add(end - timedelta(minutes=1), "api_error", model=MODEL, error="Overloaded",
                     status_code="529", duration_ms=2100, attempt=1)  # fmt: skip
-    else:
+    else:  # a subagent's call (traces_request's span names its agent), then its end
+        session.call(end - timedelta(seconds=87), "req_carol_agent", SUBAGENT_MODEL,
+                     (900, 210, 0, 3100))  # fmt: skip
         session.add(end - timedelta(minutes=1), "subagent_completed", agent_id="d3m0a1",
                     agent_type="Explore", total_tool_uses=3, duration_ms=30000)  # fmt: skip
     return session

@@ -13,8 +13,10 @@ carries `agent_id` (then `agent-<agent_id>`, the name a transcript import gives 
 subagent). The tree comes from the traces: a `claude_code.llm_request` span made inside
 a subagent (`agent_id`, `parent_agent_id`) is a `spawn` row of `agent-<agent_id>` whose
 parent is `agent-<parent_agent_id>`, else `main` (id `spawn:<agent>`: one per agent per
-run however many calls its spans show). The spans' token counts are not read: the
-`api_request` event is the call, and counting both would double it.
+run however many calls its spans show), and it names the agent of the call its
+`request_id` is (the loader moves that api_request's llm_call to the agent). The spans'
+token counts are not read: the `api_request` event is the call, and counting both
+would double it.
 `subagent_completed` is the `stop` of `agent-<agent_id>`, else of the agent its
 `agent_type` names.
 
@@ -294,6 +296,9 @@ def map_span(resource: Resource, attrs: Attrs, span: Any, sender: Sender) -> Map
         "id": f"spawn:{agent}",
         "parent": agent_name(parent_id) if parent_id is not None else MAIN_AGENT,
         "role": text(attrs, "agent_type"),
+        # The call this span is: the loader names `agent` the agent of its api_request
+        # (ingest/pipelines/otlp_calls.py), then stores the spawn without it.
+        "request_id": text(attrs, "request_id"),
         "trace_id": span.trace_id.hex(),
         "span_id": span.span_id.hex(),
         "parent_span_id": span.parent_span_id.hex() or None,

@@ -133,11 +133,11 @@ def test_the_otlp_demo_is_three_peoples_sessions_sent_as_claude_code_sends_them(
     step.prepare(folder, NOW)
     first = step.load(folder, None)
     # Events: alice 4 turns x 5 + the commit's Bash result and its commit + a failed test
-    # = 23; bob 3 x 5 + 2 + an API error = 18; carol 2 x 5 + 2 + her subagent's stop and
-    # spawn = 14. Metric points: 7 series per person.
-    assert (first.accepted, first.duplicates, first.quarantined) == (55 + 21, 0, 0)
+    # = 23; bob 3 x 5 + 2 + an API error = 18; carol 2 x 5 + 2 + her subagent's call, stop
+    # and spawn = 15. Metric points: 7 series per person.
+    assert (first.accepted, first.duplicates, first.quarantined) == (56 + 21, 0, 0)
     again = step.load(folder, None)
-    assert (again.accepted, again.duplicates) == (0, 55)
+    assert (again.accepted, again.duplicates) == (0, 56)
     # Tokens per turn k: input 1500 + 100k and 200, output 400 + 50k and 800.
     day = "2026-03-02"
     assert {r.run: r for r in queries.list_runs()} == {
@@ -151,8 +151,8 @@ def test_the_otlp_demo_is_three_peoples_sessions_sent_as_claude_code_sends_them(
             3 * 1700 + 100 * 3, 3 * 1200 + 50 * 3, "otlp"),
         "demo-otlp-carol": queries.RunTotals(
             "demo-otlp-carol", datetime.fromisoformat(f"{day}T11:00:00+00:00"),
-            datetime.fromisoformat(f"{day}T11:15:00+00:00"), 2, 14, 1, 0,
-            2 * 1700 + 100, 2 * 1200 + 50, "otlp"),
+            datetime.fromisoformat(f"{day}T11:15:00+00:00"), 2, 15, 1, 0,
+            2 * 1700 + 100 + 900, 2 * 1200 + 50 + 210, "otlp"),
     }  # fmt: skip
     people = warehouse.fetch_all(
         "SELECT session, person, team, count(*) AS points FROM otlp_points GROUP BY ALL"
@@ -163,6 +163,10 @@ def test_the_otlp_demo_is_three_peoples_sessions_sent_as_claude_code_sends_them(
         ("demo-otlp-bob", "bob@example.com", "platform", 7),
         ("demo-otlp-carol", "carol@example.com", "payments", 7),
     ]
+    [subagent_call] = warehouse.fetch_all(
+        "SELECT agent, parent, input_tokens FROM events WHERE request_id = 'req_carol_agent'"
+    )
+    assert subagent_call == {"agent": "agent-d3m0a1", "parent": "main", "input_tokens": 900}
 
 
 def test_register_adds_a_step_or_replaces_one_of_the_same_name(

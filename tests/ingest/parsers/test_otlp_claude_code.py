@@ -108,14 +108,17 @@ def _bash_attrs() -> str:
 def test_subagents_spans_make_the_agent_tree_and_nothing_else() -> None:
     trace = "5b8efff798038103d269b633813fc60c"
     rows = fixture_rows("traces.json", Signal.TRACES)
-    # The interaction, the main agent's call and the tool span add no row.
+    # The interaction, the main agent's call and the tool span add no row; a subagent's
+    # call names its agent (the loader moves that api_request's llm_call there).
     assert rows == [
         row(2, "2026-03-04T10:00:38.400000Z", id="spawn:agent-a1b2c3d", event="spawn",
-            agent="agent-a1b2c3d", parent="main", role="Explore", trace_id=trace,
+            agent="agent-a1b2c3d", parent="main", role="Explore",
+            request_id="req_011CV1cccCCCcccCCCccc3", trace_id=trace,
             span_id="eee19b7ec3c1b176", parent_span_id="eee19b7ec3c1b174",
             person=None, organization=None),
         row(3, "2026-03-04T10:00:50.000000Z", id="spawn:agent-e5f6a7b", event="spawn",
-            agent="agent-e5f6a7b", parent="agent-a1b2c3d", role=None, trace_id=trace,
+            agent="agent-e5f6a7b", parent="agent-a1b2c3d", role=None,
+            request_id="req_011CV1dddDDDdddDDDddd4", trace_id=trace,
             span_id="eee19b7ec3c1b177", parent_span_id="eee19b7ec3c1b176",
             person=None, organization=None),
     ]  # fmt: skip

@@ -103,6 +103,43 @@ def test_an_exporters_retries_are_stored_once(
     assert people == {"people": 1, "person": "alice@example.com", "team": "platform", "calls": 3}
 
 
+def calls_by_agent() -> list[tuple[Any, ...]]:
+    rows = warehouse.fetch_all(
+        "SELECT request_id, agent, parent FROM events WHERE event = 'llm_call' ORDER BY ts"
+    )
+    return [tuple(r.values()) for r in rows]
+
+
+# The third call was made inside subagent a1b2c3d, as its llm_request span says.
+CALL_AGENTS = [
+    ("req_011CV1aaaAAAaaaAAAaaa1", "main", None),
+    ("req_011CV1bbbBBBbbbBBBbbb2", "main", None),
+    ("req_011CV1cccCCCcccCCCccc3", "agent-a1b2c3d", "main"),
+]
+
+
+@pytest.mark.parametrize("first", [Signal.LOGS, Signal.TRACES])
+def test_a_subagents_call_is_its_agents_whichever_of_event_and_span_comes_first(
+    client: Client, spool: Path, auth_headers: dict[str, str], first: Signal
+) -> None:
+    names = {Signal.LOGS: "logs.json", Signal.TRACES: "traces.json"}
+    second = Signal.TRACES if first is Signal.LOGS else Signal.LOGS
+    spool_request(first, fixture_request(names[first], first))
+    otlp.drain(seconds=10)
+    spool_request(second, fixture_request(names[second], second))
+    otlp.drain(seconds=10)
+    assert calls_by_agent() == CALL_AGENTS
+    assert listed_runs(client, auth_headers) == [OTLP_ONLY]
+    spool_request(Signal.TRACES, fixture_request("traces.json", Signal.TRACES))  # a retry
+    assert otlp.drain(seconds=10).events == 0
+    assert calls_by_agent() == CALL_AGENTS
+    [spawns] = warehouse.fetch_all(
+        "SELECT count(*) AS spawns, count(request_id) AS with_call FROM events"
+        " WHERE event = 'spawn'"
+    )
+    assert spawns == {"spawns": 2, "with_call": 0}
+
+
 def transcript(folder: Path) -> Path:
     """The same session's transcript: the first API call of the OTLP export (its
     requestId) and one call the export did not carry."""
