@@ -10,6 +10,7 @@ import orjson
 import pytest
 from django.test import Client
 from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 import warehouse
 from dashboard.models import ApiToken
@@ -211,3 +212,24 @@ def test_a_call_seen_by_the_transcript_first_is_not_stored_again_by_otlp(
         ("otlp", "req_011CV1cccCCCcccCCCccc3"),
         ("claude-code", "req_transcript_only"),
     ]
+
+
+def test_a_record_it_cannot_use_is_quarantined_and_the_rest_of_the_request_stored(
+    client: Client, spool: Path, auth_headers: dict[str, str]
+) -> None:
+    logs = fixture_request("logs.json", Signal.LOGS)
+    assert isinstance(logs, ExportLogsServiceRequest)
+    records = logs.resource_logs[0].scope_logs[0].log_records
+    bad = records.add()
+    bad.CopyFrom(records[1])  # the first api_request, sent again without its session.id
+    del bad.attributes[0]
+    spool_request(Signal.LOGS, logs)
+    spool_request(Signal.TRACES, fixture_request("traces.json", Signal.TRACES))
+    loaded = otlp.drain(seconds=10)
+    assert (loaded.events, loaded.quarantined) == (14, 1)
+    [row] = warehouse.fetch_all("SELECT line_no, reason FROM quarantine")
+    assert row == {
+        "line_no": 12,
+        "reason": "resourceLogs[0].scopeLogs[0].logRecords[12]: session.id missing",
+    }
+    assert listed_runs(client, auth_headers) == [OTLP_ONLY]
