@@ -135,11 +135,13 @@ def map_log(resource: Resource, attrs: Attrs, record: Any, sender: Sender) -> Ma
         return IGNORED  # tool_decision, api_request_body...: valid, not kept
     run = _session(resource, attrs)
     sequence = count(attrs, "event.sequence")
+    ts = _time(attrs, record)
     base: dict[str, Any] = {
         "run": run,
         "agent": _agent(attrs),
-        "ts": _time(attrs, record),
-        "id": f"seq:{sequence}" if sequence is not None else f"t:{record.time_unix_nano}:{name}",
+        "ts": ts,
+        # Without a sequence (releases before it), the time and name are the identity.
+        "id": f"seq:{sequence}" if sequence is not None else f"t:{ts}:{name}",
         **_ids(record),
     }
     rows = build(attrs, base)

@@ -141,7 +141,7 @@ def test_the_event_name_is_read_from_the_body_too() -> None:
     assert [(e["event"], e["id"]) for e in batch.events] == [("prompt", "seq:7")]
     prefixed = one_record({"session.id": "s-1", "event.name": "claude_code.compaction"})
     assert [(e["event"], e["id"]) for e in prefixed.events] == [
-        ("summary", "t:1772618400000000000:compaction")
+        ("summary", "t:2026-03-04T10:00:00.000000Z:compaction")
     ]
 
 
