@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
-from ingest import demo_logs, demo_serving
+from ingest import demo_logs, demo_otlp, demo_serving
 from ingest.pipelines.agent_events import run_agent_events
 from ingest.pipelines.loading import IngestSummary
 from ingest.synthetic import ErrorTrend, RunSpec, generate_run
@@ -135,6 +135,12 @@ DEMO_STEPS: list[DemoStep] = [
         "the stand-in vLLM engine's scrapes over the runs' hours, a surge under the stall",
         prepare_serving,
         demo_serving.load_history,
+    ),
+    DemoStep(
+        "otlp-demo",
+        "Claude Code over OpenTelemetry: three people of two teams, a session each",
+        demo_otlp.prepare,
+        demo_otlp.load,
     ),
 ]
 

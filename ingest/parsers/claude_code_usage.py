@@ -92,6 +92,10 @@ def add_llm_call(
         parsed.continued_calls.add(call_id)
         parsed.chunk_open = False
     _usage_row(parsed, call_id, usage, line_no, run, agent, ts, model, response)
+    if response is not None:
+        # The provider's request id: the same call as Claude Code's OpenTelemetry
+        # api_request of that id (ingest/pipelines/otlp_calls.py keeps it once).
+        parsed.rows.set(parsed.llm_rows[call_id], request_id=request_id)
     iterations = usage.get("iterations")
     if not isinstance(iterations, list):
         return

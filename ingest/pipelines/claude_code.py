@@ -11,7 +11,9 @@ lines adds nothing twice. A sidechain (a `/btw` side question, a subagent) that 
 response of its session's main agent, the same message.id under a new requestId, is that
 response once: the main agent's is kept, whichever file or pass brought either first
 (a replay read first is deleted when its parent arrives); a sidechain's own responses,
-with message ids the main agent never had, count.
+with message ids the main agent never had, count. A response whose requestId Claude
+Code's OpenTelemetry already brought (an `api_request` of the same session) is not
+stored again (ingest/pipelines/otlp_calls.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import warehouse
 from ingest.parsers import claude_code as parser
 from ingest.parsers import claude_code_subagents as subagents
 from ingest.parsers.tool_calls import ToolUse, resolve_results
-from ingest.pipelines import run_rollups, transcript_files
+from ingest.pipelines import otlp_calls, run_rollups, transcript_files
 from ingest.pipelines.adapter_loading import (
     Dedup,
     insert_new,
@@ -213,6 +215,9 @@ def load_parsed(
     batch = pa.concat_tables(
         [rows, resolution.commits.table(), subagents.spawn_rows(parsed.links, calls).table()]
     )
+    # A call Claude Code's OpenTelemetry already stored (by run + request id) counts once.
+    offered = batch.num_rows
+    batch = otlp_calls.new_transcript_calls(cur, batch)
     accepted = insert_new(
         cur, batch, source_kind=SOURCE_KIND, source=parsed.source or "", dedup=Dedup.SOURCE_KIND
     )
@@ -226,7 +231,7 @@ def load_parsed(
     return IngestSummary(
         accepted=accepted,
         quarantined=quarantined,
-        duplicates=batch.num_rows + len(replays) - accepted,
+        duplicates=offered + len(replays) - accepted,
     )
 
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 import warehouse
 from ingest.parsers.event_rows import EventRows
-from ingest.pipelines import otlp_requests, otlp_spans, otlp_spool
+from ingest.pipelines import otlp_calls, otlp_requests, otlp_spans, otlp_spool
 from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.loading import insert_quarantine, now_utc
 from ingest.pipelines.otlp_spool import Spooled
@@ -169,6 +169,7 @@ def _store(cur: warehouse.Cursor, batches: list[Spooled]) -> DrainSummary:
             rows.add(**event, source=batch.source)
     if len(rows):
         table = rows.table()
+        table = otlp_calls.new_otlp_calls(cur, table)  # a call a transcript stored is kept once
         inserted = insert_new(cur, table, source_kind=SOURCE_KIND, source="otlp", dedup=Dedup.RUN)
         summary.events = inserted
         summary.duplicates = table.num_rows - inserted

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
+import warehouse
 from analytics.alerts.models import AlertRule
 from analytics.alerts.rules import RULES
 from analytics.runs import quarantine, queries
@@ -122,6 +123,52 @@ def test_the_docs_demo_quarantines_its_five_malformed_lines(tmp_path: Path) -> N
     assert {line.source for line in page.lines} == {str(tmp_path / "docs-demo.jsonl")}
 
 
+def test_the_otlp_demo_is_three_peoples_sessions_sent_as_claude_code_sends_them(
+    tmp_path: Path, settings: object
+) -> None:
+    settings.DATA_DIR = tmp_path  # type: ignore[attr-defined]  # the spool goes here
+    [step] = [s for s in demo.DEMO_STEPS if s.name == "otlp-demo"]
+    folder = tmp_path / "otlp-demo"
+    folder.mkdir()
+    step.prepare(folder, NOW)
+    first = step.load(folder, None)
+    # Events: alice 4 turns x 5 + the commit's Bash result and its commit + a failed test
+    # = 23; bob 3 x 5 + 2 + an API error = 18; carol 2 x 5 + 2 + her subagent's call, stop
+    # and spawn = 15. Metric points: 7 series per person.
+    assert (first.accepted, first.duplicates, first.quarantined) == (56 + 21, 0, 0)
+    again = step.load(folder, None)
+    assert (again.accepted, again.duplicates) == (0, 56)
+    # Tokens per turn k: input 1500 + 100k and 200, output 400 + 50k and 800.
+    day = "2026-03-02"
+    assert {r.run: r for r in queries.list_runs()} == {
+        "demo-otlp-alice": queries.RunTotals(
+            "demo-otlp-alice", datetime.fromisoformat(f"{day}T09:30:00+00:00"),
+            datetime.fromisoformat(f"{day}T10:01:00+00:00"), 1, 23, 1, 1,
+            4 * 1700 + 100 * 6, 4 * 1200 + 50 * 6, "otlp"),
+        "demo-otlp-bob": queries.RunTotals(
+            "demo-otlp-bob", datetime.fromisoformat(f"{day}T10:30:00+00:00"),
+            datetime.fromisoformat(f"{day}T10:53:00+00:00"), 1, 18, 1, 1,
+            3 * 1700 + 100 * 3, 3 * 1200 + 50 * 3, "otlp"),
+        "demo-otlp-carol": queries.RunTotals(
+            "demo-otlp-carol", datetime.fromisoformat(f"{day}T11:00:00+00:00"),
+            datetime.fromisoformat(f"{day}T11:15:00+00:00"), 2, 15, 1, 0,
+            2 * 1700 + 100 + 900, 2 * 1200 + 50 + 210, "otlp"),
+    }  # fmt: skip
+    people = warehouse.fetch_all(
+        "SELECT session, person, team, count(*) AS points FROM otlp_points GROUP BY ALL"
+        " ORDER BY session"
+    )
+    assert [tuple(r.values()) for r in people] == [
+        ("demo-otlp-alice", "alice@example.com", "platform", 7),
+        ("demo-otlp-bob", "bob@example.com", "platform", 7),
+        ("demo-otlp-carol", "carol@example.com", "payments", 7),
+    ]
+    [subagent_call] = warehouse.fetch_all(
+        "SELECT agent, parent, input_tokens FROM events WHERE request_id = 'req_carol_agent'"
+    )
+    assert subagent_call == {"agent": "agent-d3m0a1", "parent": "main", "input_tokens": 900}
+
+
 def test_register_adds_a_step_or_replaces_one_of_the_same_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -136,6 +183,7 @@ def test_register_adds_a_step_or_replaces_one_of_the_same_name(
         "agent-logs-demo",
         "aero-demo",
         "serving-demo",
+        "otlp-demo",
         "docs-demo",
     ]
     assert demo.DEMO_STEPS[-1].description == "replaced"

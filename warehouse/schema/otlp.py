@@ -1,7 +1,8 @@
 """Warehouse changes for OpenTelemetry in (docs/otlp.md): versions 500-599.
 
-Adds the event columns telemetry carries (all nullable: other sources leave them empty)
-and `otlp_points`, every metric data point received, one row per series and time. Never
+Adds the event columns telemetry carries (all nullable: other sources leave them empty),
+`otlp_points`, every metric data point received, one row per series and time, and
+`otlp_call_agents`, the agent the traces name for each Claude Code API call. Never
 edit a migration that has shipped: append a new one.
 """
 
@@ -55,6 +56,23 @@ MIGRATIONS = (
                 count BIGINT,
                 source VARCHAR NOT NULL,
                 ingested_at TIMESTAMPTZ NOT NULL
+            )
+            """,
+        ),
+    ),
+    Migration(
+        501,
+        "which agent made each Claude Code API call, from the traces",
+        (
+            # A `claude_code.llm_request` span made inside a subagent names the agent of
+            # the call `request_id` of run (session) `run`: its `api_request` event's
+            # llm_call is that agent's, whichever of the two arrives first.
+            """
+            CREATE TABLE IF NOT EXISTS otlp_call_agents (
+                run VARCHAR NOT NULL,
+                request_id VARCHAR NOT NULL,
+                agent VARCHAR NOT NULL,
+                parent VARCHAR
             )
             """,
         ),

@@ -89,6 +89,7 @@ def test_a_response_split_into_blocks_is_one_call_with_its_largest_output() -> N
             "output_tokens": 209,
             "source_line": 1,
             "message_id": "msg_1",
+            "request_id": "req_1",  # the call's identity, shared with its OTLP api_request
             "source": "s.jsonl",
         }
     ]

@@ -314,6 +314,7 @@ def test_every_writer_of_events_goes_through_run_rollups() -> None:
         "ingest/pipelines/run_rollups.py",
         "ingest/pipelines/adapter_loading.py",
         "ingest/pipelines/claude_code.py",
+        "ingest/pipelines/otlp_calls.py",
         "ingest/pipelines/otlp_spans.py",
         "warehouse/schema/adapters.py",
     }
