@@ -41,8 +41,16 @@ services:
 
 test: services lint typecheck pytest
 
+# `make bench` runs every benchmark; `make bench otlp` (or any names after it) only those.
+BENCH_NAMES := $(filter-out bench,$(MAKECMDGOALS))
 bench: venv
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(if $(filter bench,$(MAKECMDGOALS)),$(BENCH_NAMES))
+
+ifneq ($(filter bench,$(MAKECMDGOALS)),)
+# The names after `bench` are benchmarks, not targets of their own.
+$(BENCH_NAMES):
+	@:
+endif
 
 clean:
 	rm -rf var .mypy_cache .ruff_cache

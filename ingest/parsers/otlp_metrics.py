@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ingest.parsers.event_rows import Reject
-from ingest.parsers.otlp import Attrs, Mapped, Resource, Sender, attributes, ts_text
+from ingest.parsers.otlp import Attrs, Mapped, Resource, Sender, attributes, text, ts_text
 
 _TEMPORALITY = {1: "delta", 2: "cumulative"}
 # Resource attributes that change from one process start to the next without naming
@@ -48,6 +48,7 @@ def _point_rows(
         session = attrs.get("session.id")
         rows.append(
             {
+                **_point_people(attrs),
                 "series": series,
                 "metric": metric.name,
                 "unit": metric.unit or None,
@@ -66,6 +67,17 @@ def _point_rows(
             }
         )
     return rows
+
+
+def _point_people(attrs: Attrs) -> dict[str, str]:
+    """The person and organization a point's own attributes name (Claude Code puts
+    user.email on every data point, not on the resource); absent keys are left to the
+    walk's people columns, which read the resource."""
+    found = {
+        "person": text(attrs, "user.email") or text(attrs, "user.id"),
+        "organization": text(attrs, "organization.id"),
+    }
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def map_metric(resource: Resource, _attrs: Attrs, metric: Any, _sender: Sender) -> Mapped | None:
