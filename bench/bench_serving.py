@@ -15,13 +15,11 @@ extrapolation). Figures:
      shaped like a current vLLM release's body (tests/fixtures/vllm-metrics/
      current-0.11-b.prom: every modelled family, spec decoding, split labels), with the
      endpoints of every signal (latency by phase, spec-decode, slo, fleet).
-     BENCH_SERVING_ONLY=endpoints runs this step alone.
-     Measured 2026-12-02, 16 targets x 2 days (12.5 M rollup rows, 56.8 M raw samples),
-     on 2 shared cores, median of 5 wall ms (CPU): 24 h in 5m buckets, one instance:
-     latency tpot 108 (120), queue 128 (127), spec-decode 113 (113), slo 130 (126);
-     fleet-wide slo 289 (287, summed over instances in SQL; 3266 before); fleet table 298
-     (295). 2 d in 1h buckets: tpot 102, spec-decode 101, slo 101, fleet-wide slo 109,
-     fleet table 366 (294). 16 x 30 days was not generated (over an hour here).
+     BENCH_SERVING_ONLY=endpoints runs this step alone; BENCH_SERVING_REUSE=<dir> times
+     the endpoints on the history a previous run generated and left in <dir> (its
+     `history` lake, under the printed fleetscope-bench-* data dir) instead of
+     generating it again (16 x 30 days takes ~5 minutes).
+     Figures measured, with the commands: bench/serving.md.
 """
 
 from __future__ import annotations
@@ -45,6 +43,7 @@ TARGETS = int(os.environ.get("BENCH_SERVING_TARGETS", "4"))
 DAYS = int(os.environ.get("BENCH_SERVING_DAYS", "30"))
 RAW_HOURS = 48
 ONLY = os.environ.get("BENCH_SERVING_ONLY", "")
+REUSE = os.environ.get("BENCH_SERVING_REUSE", "")
 CURRENT_BODY = (
     Path(__file__).parents[1] / "tests" / "fixtures" / "vllm-metrics" / "current-0.11-b.prom"
 )
@@ -60,6 +59,14 @@ def _fresh_lake(name: str) -> None:
     settings.FLEETSCOPE_WAREHOUSE = f"ducklake:sqlite:{base / 'catalog.sqlite'}"
     settings.FLEETSCOPE_WAREHOUSE_DATA = str(base / "data") + "/"
     warehouse.migrate()
+
+
+def _reuse_lake(base: Path) -> None:
+    from django.conf import settings
+
+    warehouse.close()
+    settings.FLEETSCOPE_WAREHOUSE = f"ducklake:sqlite:{base / 'catalog.sqlite'}"
+    settings.FLEETSCOPE_WAREHOUSE_DATA = str(base / "data") + "/"
 
 
 def _standin_scrapes(count: int, engines: int = 1, seed: int = 7) -> list[tuple[float, str]]:
@@ -205,7 +212,9 @@ def _insert(table_name: str, table: pa.Table) -> None:
 
 def _generate_history(now: datetime, scrape: ModelledScrape) -> int:
     """Per-minute rollups for every target and day, written a day at a time for all
-    targets (time-ordered, as the beat task writes them), then the hours from them."""
+    targets, minute by minute (every target's rows of a minute together, in time order,
+    as the beat task writes them a minute per commit), then the hours from them in hour
+    order (as each completed hour is rolled up)."""
     keys = sorted(
         {
             (m, e or "0", le, c)
@@ -236,12 +245,12 @@ def _generate_history(now: datetime, scrape: ModelledScrape) -> int:
         table = pa.table(
             {
                 "instance": _dict(
-                    np.repeat(np.arange(TARGETS), per_target),
+                    np.tile(np.repeat(np.arange(TARGETS), n_series), minutes),
                     [f"t{t}" for t in range(TARGETS)],
                     pa.string(),
                 ),
                 "minute": pa.array(
-                    np.tile(np.repeat(minute_us, n_series), TARGETS),
+                    np.repeat(minute_us, n_series * TARGETS),
                     type=pa.timestamp("us", tz="UTC"),
                 ),
                 "metric": _dict(
@@ -274,7 +283,7 @@ def _generate_history(now: datetime, scrape: ModelledScrape) -> int:
         lambda cur: cur.execute(
             "INSERT INTO serving_hours SELECT instance, time_bucket(INTERVAL 1 HOUR, minute),"
             " metric, engine, le, sum(samples), sum(value_sum), max(value_max), sum(increase)"
-            " FROM serving_minutes WHERE minute < ? GROUP BY ALL",
+            " FROM serving_minutes WHERE minute < ? GROUP BY ALL ORDER BY 2",
             [mark.replace(minute=0)],
         )
     )
@@ -283,7 +292,8 @@ def _generate_history(now: datetime, scrape: ModelledScrape) -> int:
 
 def _generate_raw(now: datetime, scrape: ModelledScrape) -> int:
     """RAW_HOURS of raw samples per target (the retention window), shaped like real ones,
-    written six hours at a time for all targets; then the scrape log and the watermark."""
+    written six hours at a time for all targets in scrape order (each scrape's targets
+    together, as the spool loads them); then the scrape log and the watermark."""
     s = scrape
     n = len(s)
     first = now - timedelta(hours=RAW_HOURS)
@@ -303,13 +313,11 @@ def _generate_raw(now: datetime, scrape: ModelledScrape) -> int:
         table = pa.table(
             {
                 "instance": _dict(
-                    np.repeat(np.arange(TARGETS), per_chunk * n),
+                    np.tile(np.repeat(np.arange(TARGETS), n), per_chunk),
                     [f"t{t}" for t in range(TARGETS)],
                     pa.string(),
                 ),
-                "ts": pa.array(
-                    np.tile(np.repeat(ts_us, n), TARGETS), type=pa.timestamp("us", tz="UTC")
-                ),
+                "ts": pa.array(np.repeat(ts_us, n * TARGETS), type=pa.timestamp("us", tz="UTC")),
                 "name": _dict(idx, s.names, pa.string()),
                 "labels": _dict(idx, s.labels, pa.string()),
                 "kind": _dict(idx, s.kinds, pa.string()),
@@ -380,18 +388,24 @@ def bench_endpoints() -> None:
 
     from dashboard.models import ApiToken
 
-    _fresh_lake("history")
-    now = datetime.now(UTC).replace(second=0, microsecond=0)
-    started = time.monotonic()
-    from ingest.parsers.vllm import parse_scrape
+    if REUSE:
+        _reuse_lake(Path(REUSE) / "history")
+        mark = warehouse.fetch_one("SELECT max(rolled_until) AS w FROM serving_rollup_marks")
+        now = mark["w"] + timedelta(minutes=1) if mark else datetime.now(UTC)
+        print(f"   reused the history in {REUSE}, up to {now:%Y-%m-%d %H:%M}")
+    else:
+        _fresh_lake("history")
+        now = datetime.now(UTC).replace(second=0, microsecond=0)
+        started = time.monotonic()
+        from ingest.parsers.vllm import parse_scrape
 
-    scrape = parse_scrape(CURRENT_BODY.read_text())
-    minute_rows = _generate_history(now, scrape)
-    raw_rows = _generate_raw(now, scrape)
-    print(
-        f"   generated {TARGETS} targets x {DAYS} days: {minute_rows:,} rollup rows, "
-        f"{raw_rows:,} raw samples ({RAW_HOURS} h) in {time.monotonic() - started:.0f} s"
-    )
+        scrape = parse_scrape(CURRENT_BODY.read_text())
+        minute_rows = _generate_history(now, scrape)
+        raw_rows = _generate_raw(now, scrape)
+        print(
+            f"   generated {TARGETS} targets x {DAYS} days: {minute_rows:,} rollup rows, "
+            f"{raw_rows:,} raw samples ({RAW_HOURS} h) in {time.monotonic() - started:.0f} s"
+        )
     user, _ = User.objects.get_or_create(username="bench", defaults={"is_superuser": True})
     _, token = ApiToken.issue(user, "bench")
     headers = {"Authorization": f"Bearer {token}"}

@@ -27,6 +27,7 @@ DEMO_RULES: tuple[tuple[str, str, float | None, int, dict[str, Any]], ...] = (
      {"metric": "ttft", "target": "1s", "window": "15m"}),
     ("vLLM engine asleep", "engine_asleep", None, 0, {}),
     ("Corrupted requests", "corrupted_requests", 0.0, 0, {}),
+    ("Requests refused at admission (over 10 in 5 min)", "admission_rejections", 10.0, 0, {}),
 )  # fmt: skip
 
 

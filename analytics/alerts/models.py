@@ -44,6 +44,7 @@ class RuleKind(models.TextChoices):
     SLO_ATTAINMENT = "slo_attainment", "SLO attainment"
     ENGINE_ASLEEP = "engine_asleep", "Engine asleep"
     CORRUPTED_REQUESTS = "corrupted_requests", "Corrupted requests"
+    ADMISSION_REJECTIONS = "admission_rejections", "Admission rejections"
 
 
 class AlertStateName(models.TextChoices):

@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 from analytics import charts
 from analytics.serving.latency import LatencyPoint
 from analytics.serving.queries import (
+    IncreasePoint,
     KvPoint,
     PreemptionPoint,
     PrefixPoint,
@@ -129,6 +130,26 @@ def preemptions_figure(points: Sequence[PreemptionPoint]) -> go.Figure:
     """Preemptions per bucket, as bars (preemptions().points)."""
     return time_series_figure(
         {"preemptions": _preemptions(points)}, y_title="preemptions", kind="bar", integer=True
+    )
+
+
+NO_REJECTIONS = (
+    "No admission rejections in this range: vLLM 0.32+ counts the requests it refuses at"
+    " --max-num-queued-reqs or --max-num-queued-tokens."
+)
+
+
+def rejections_figure(by_reason: Mapping[str, Sequence[IncreasePoint]]) -> go.Figure:
+    """Admission rejections per bucket, stacked by reason (increase_by_label() points)."""
+    return time_series_figure(
+        {
+            reason or "no reason": [(p.t, p.increase) for p in pts]
+            for reason, pts in by_reason.items()
+        },
+        y_title="rejected requests",
+        kind="bar",
+        integer=True,
+        empty_text=NO_REJECTIONS,
     )
 
 

@@ -1,6 +1,7 @@
 """The fleet table: one row per instance and engine over a window, with its model, up,
 KV usage, running and waiting requests (waiting by reason), preemptions, prefix-cache hit
-rate, p95 TTFT, speculative-decoding acceptance, sleep state and last scrape.
+rate, p95 TTFT, speculative-decoding acceptance, admission rejections (by reason), sleep
+state and last scrape.
 
 Takes the instances to show (the caller lists them with instances.list_instances, so
 whatever decides which instances a request may see decides the table too) and reads
@@ -26,7 +27,10 @@ from lib.window import WindowQuery
 GAUGES = ("kv_usage", "running", "waiting", "prefix_hit_rate")
 COUNTERS = ("preemptions", "prefix_hits", "prefix_queries", "spec_draft_tokens")
 COUNTERS_ACCEPTED = ("spec_accepted_tokens",)
-SPLIT = ("waiting_by_reason",)
+# Admission rejections (vLLM 0.32+) always carry a `reason`, so only split rows exist;
+# they have no `engine` label and are stored under engine "0" (the frontend's).
+REJECTIONS = "admission_rejections"
+SPLIT = ("waiting_by_reason", REJECTIONS)
 # The order sleep states are reported in when several read 1: the deepest sleep wins.
 SLEEP_STATES = ("discard_all", "weights_offloaded")
 SLEEP_LOOKBACK = timedelta(minutes=5)
@@ -47,6 +51,8 @@ class FleetRow:
     prefix_hit_rate: float | None = None  # hits / queries (V0: the gauge's mean)
     ttft_p95_seconds: float | None = None
     spec_acceptance_rate: float | None = None  # accepted / draft tokens
+    admission_rejections: float | None = None  # increase over the window; None: not exposed
+    admission_rejections_by_reason: dict[str, float] = field(default_factory=dict)
     sleep_state: str | None = None  # "awake", "weights_offloaded", "discard_all"
 
 
@@ -149,6 +155,11 @@ def fleet_table(instances: list[Instance], w: Window, model: str | None = None) 
             elif "prefix_hit_rate" in acc.gauges:
                 hit_rate = _mean(acc, "prefix_hit_rate")
             drafts = inc.get("spec_draft_tokens", 0.0)
+            rejected = {
+                m.split(":", 1)[1]: v
+                for m, v in sorted(inc.items())
+                if m.startswith(f"{REJECTIONS}:")
+            }
             out.append(
                 FleetRow(
                     instance=inst.instance,
@@ -171,6 +182,8 @@ def fleet_table(instances: list[Instance], w: Window, model: str | None = None) 
                         inc.get("spec_accepted_tokens", 0.0) / drafts if drafts > 0 else None
                     ),
                     sleep_state=sleep.get((inst.instance, engine)),
+                    admission_rejections=sum(rejected.values()) if rejected else None,
+                    admission_rejections_by_reason=rejected,
                 )
             )
     return out

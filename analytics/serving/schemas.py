@@ -112,6 +112,8 @@ class FleetRowOut(Schema):
     ttft_p95_seconds: float | None
     spec_acceptance_rate: float | None
     sleep_state: str | None
+    admission_rejections: float | None
+    admission_rejections_by_reason: dict[str, float]
 
 
 class FleetOut(Schema):

@@ -38,6 +38,7 @@ from analytics.serving.instances import (
 )
 from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
+from analytics.serving.signals import increase_by_label
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
@@ -169,6 +170,7 @@ def serving_instance(request: HttpRequest, instance: str) -> HttpResponse:
         ("inference", "Inference time: prefill + decode (p50 / p95 / p99)"),
         ("tpot", "Time per output token, per request (p50 / p95 / p99)"),
         ("throughput", "Token throughput"),
+        ("rejections", "Admission rejections by reason (vLLM 0.32+)"),
     ]
     charts_list = [
         {"title": title, "src": reverse("serving-chart", args=[name]) + "?" + query}
@@ -247,6 +249,11 @@ def _prefix(instance: str, w: serving.Window, engine: str | None) -> Any:
     return serving_charts.prefix_cache_figure(serving.prefix_cache(instance, w, engine).points)
 
 
+def _rejections(instance: str, w: serving.Window, engine: str | None) -> Any:
+    by_reason = increase_by_label("admission_rejections", instance, w, engine)
+    return serving_charts.rejections_figure(by_reason)
+
+
 def _throughput(instance: str, w: serving.Window, engine: str | None) -> Any:
     return serving_charts.throughput_figure(serving.throughput(instance, w, engine))
 
@@ -265,6 +272,7 @@ INSTANCE_CHARTS: dict[str, Callable[[str, serving.Window, str | None], Any]] = {
     "inference": _latency("inference"),
     "tpot": _latency("tpot"),
     "throughput": _throughput,
+    "rejections": _rejections,
 }
 
 

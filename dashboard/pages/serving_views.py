@@ -146,6 +146,7 @@ def _fleet(request: HttpRequest, f: Filters) -> dict[str, Any]:
                 "ttft_p95": latency_text(r.ttft_p95_seconds),
                 "acceptance": percent(r.spec_acceptance_rate),
                 "waiting_reasons": sorted(r.waiting_by_reason.items()),
+                "rejection_reasons": sorted(r.admission_rejections_by_reason.items()),
             }
             for r in rows
         ],

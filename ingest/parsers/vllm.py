@@ -54,6 +54,9 @@ FAMILIES: dict[str, tuple[str, Kind, int]] = {
     "vllm:num_requests_swapped": ("swapped", Kind.GAUGE, 0),  # V0 only
     "vllm:request_success": ("requests", Kind.COUNTER, 0),  # by finished_reason
     "vllm:corrupted_requests": ("corrupted_requests", Kind.COUNTER, 0),  # NaNs in logits
+    # Requests the frontend refused (HTTP 503) at --max-num-queued-reqs or
+    # --max-num-queued-tokens, by `reason`; 0.32+ (vLLM PR #55812), no `engine` label.
+    "vllm:admission_rejections": ("admission_rejections", Kind.COUNTER, 0),
     "vllm:num_preemptions": ("preemptions", Kind.COUNTER, 0),
     "vllm:engine_sleep_state": ("sleep_state", Kind.GAUGE, 0),  # by sleep_state
     # -- KV cache and prefix caches
@@ -127,6 +130,7 @@ V1_ONLY = frozenset(
         "vllm:prompt_tokens_by_source",
         "vllm:num_requests_waiting_by_reason",
         "vllm:engine_sleep_state",
+        "vllm:admission_rejections",
     }
 )
 
@@ -137,6 +141,7 @@ BASE_LABELS = frozenset({"model_name", "engine"})
 EXTRA_LABELS = {
     "requests": frozenset({"finished_reason"}),
     "waiting_by_reason": frozenset({"reason"}),
+    "admission_rejections": frozenset({"reason"}),
     "sleep_state": frozenset({"sleep_state"}),
     "prompt_tokens_by_source": frozenset({"source"}),
     "spec_accepted_by_position": frozenset({"position"}),

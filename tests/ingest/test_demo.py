@@ -61,7 +61,7 @@ def test_it_loads_the_demo_once_and_prints_the_same_login_every_time(
     assert authenticate(username="demo", password=password) is not None
     assert (Path(settings.DATA_DIR) / "demo" / "password").stat().st_mode & 0o777 == 0o600
     assert [r.run for r in queries.list_runs()] == ["tiny-demo"]
-    assert first[-2] == "alert rules: 12 demo rules added" and second[-2] == "alert rules: there"
+    assert first[-2] == "alert rules: 13 demo rules added" and second[-2] == "alert rules: there"
     # Every run as the runs list shows it, its agents counted from the log itself.
     log = Path(settings.DATA_DIR) / "demo" / "tiny-demo" / "tiny-demo.jsonl"
     logged = {orjson.loads(line)["agent"] for line in log.read_bytes().splitlines()}

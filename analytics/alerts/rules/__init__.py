@@ -51,6 +51,9 @@ Kinds, thresholds and params (durations are strings like `5m`, or numbers of sec
   5m). An engine that does not answer at all is target_down's.
 - corrupted_requests: threshold requests; more requests than it finished with corrupted
   output (NaNs in the logits) over `window` (default 5m).
+- admission_rejections: threshold requests; more requests than it refused at admission
+  (vLLM 0.32+'s `vllm:admission_rejections_total`, HTTP 503 at --max-num-queued-reqs or
+  --max-num-queued-tokens; the summary names each reason) over `window` (default 5m).
 - daily_spend: threshold USD (a team scope without one uses the team's daily budget);
   token spend of the UTC day so far, logged or priced as the cost report prices it.
 
@@ -71,6 +74,7 @@ from analytics.alerts.rules.base import Finding, Rule, RuleError
 from analytics.alerts.rules.runs import CommitDecay, CommitStall, ErrorDrift
 from analytics.alerts.rules.serving import KvUsage, PreemptionRate, TargetDown
 from analytics.alerts.rules.signals import (
+    AdmissionRejections,
     CorruptedRequests,
     EngineAsleep,
     SloAttainment,
@@ -97,6 +101,7 @@ RULES: dict[str, type[Rule]] = {
         SloAttainment,
         EngineAsleep,
         CorruptedRequests,
+        AdmissionRejections,
     )
 }
 

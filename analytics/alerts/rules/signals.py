@@ -1,11 +1,11 @@
 """Rules over the signals of current vLLM releases, one subject per instance (scope: one
-instance, or a team): waiting_capacity, spec_acceptance, slo_attainment, engine_asleep
-and corrupted_requests. Each reads its instance's figures per minute over the facts' whole range once
-(Facts.memo: every rule and every evaluation of a preview shares it), through the serving
-queries (analytics/serving/signals.py, spec_decode.py, slo.py: the same numbers the
-Serving views show), and judges the `window` of minutes that ends with the last whole
-minute before the evaluation. What each
-kind means and which params it takes is written once, in analytics.alerts.rules.
+instance, or a team): waiting_capacity, spec_acceptance, slo_attainment, engine_asleep,
+corrupted_requests and admission_rejections. Each reads its instance's figures per minute
+over the facts' whole range once (Facts.memo: every rule and every evaluation of a
+preview shares it), through the serving queries (analytics/serving/signals.py,
+spec_decode.py, slo.py: the same numbers the Serving views show), and judges the
+`window` of minutes that ends with the last whole minute before the evaluation. What
+each kind means and which params it takes is written once, in analytics.alerts.rules.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from analytics.alerts.models import RuleKind
 from analytics.alerts.rules.base import Finding, RuleError
 from analytics.alerts.rules.serving import InstanceRule
 from analytics.serving.series import Window
-from analytics.serving.signals import counters, gauge_by_label
+from analytics.serving.signals import counters, gauge_by_label, increase_by_label
 from analytics.serving.slo import SloTotals, slo_attainment
 from analytics.serving.spec_decode import spec_decode
 from analytics.serving.spec_decode import totals as spec_totals
@@ -252,4 +252,38 @@ class CorruptedRequests(SignalRule):
             total > self.threshold,
             total,
             f"{total:.0f} corrupted requests over {self.minutes()} (threshold {self.threshold:g})",
+        )
+
+
+class AdmissionRejections(SignalRule):
+    """Requests vLLM's frontend refused at its queue caps (vLLM 0.32+), by reason."""
+
+    kind = RuleKind.ADMISSION_REJECTIONS
+    default_window = "5m"
+
+    def check(self) -> None:
+        assert self.threshold is not None
+        if self.threshold < 0:
+            raise RuleError("admission_rejections threshold is a number of requests, not negative")
+
+    def judge(self, facts: Facts, name: str, w: Window) -> Finding | None:
+        by_reason = facts.memo(
+            ("admission_rejections", name),
+            lambda: increase_by_label("admission_rejections", name, self.minutes_of(facts)),
+        )
+        if not by_reason:
+            return Finding(name, False, None, "no admission-rejection counter (vLLM 0.32+)")
+        totals = {
+            reason or "no reason": sum(p.increase for p in self.within(points, w))
+            for reason, points in sorted(by_reason.items())
+        }
+        total = sum(totals.values())
+        reasons = ", ".join(f"{reason} {n:.0f}" for reason, n in totals.items() if n)
+        assert self.threshold is not None
+        return Finding(
+            name,
+            total > self.threshold,
+            total,
+            f"{total:.0f} requests refused at admission over {self.minutes()}"
+            f"{f' ({reasons})' if reasons else ''} (threshold {self.threshold:g})",
         )

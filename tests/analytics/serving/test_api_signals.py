@@ -121,6 +121,8 @@ def test_fleet_answers_one_row_per_instance_and_engine(
         "ttft_p95_seconds": pytest.approx(1.975),
         "spec_acceptance_rate": 0.4,
         "sleep_state": "awake",
+        "admission_rejections": None,  # a 0.11 body: no such counter
+        "admission_rejections_by_reason": {},
     }
     # without a window: the hour up to the newest scrape
     status, body = _get("fleet", auth_headers)

@@ -61,7 +61,7 @@ def test_the_instance_page_draws_every_chart(
     _expect_charts_drawn(page, 2)
     page.click("text=gpu-1")
     expect(page.locator("h1")).to_contain_text("gpu-1")
-    _expect_charts_drawn(page, 13)
+    _expect_charts_drawn(page, 14)  # with admission rejections
     page.screenshot(path=str(tmp_path / "serving-instance.png"), full_page=True)
 
 
