@@ -13,14 +13,18 @@ never writes the warehouse.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from analytics.access.visibility import sees_all_teams, teams_of
 from dashboard.access import check_api_access
-from dashboard.models import ApiToken
+from dashboard.models import ApiToken, hash_token
 from ingest.parsers.otlp import Sender
 from ingest.parsers.otlp_sources import map_request
 from ingest.pipelines import otlp_spool
@@ -82,30 +86,56 @@ def _read_body(request: HttpRequest) -> bytes:
     return b"".join(parts)
 
 
-def _sender(request: HttpRequest) -> Sender:
+def _sender(user: Any) -> Sender:
     """The token's user and their team names (no warehouse read: which runs they see is
     not needed to tag what they send)."""
-    user = request.user
     teams = None if sees_all_teams(user) else frozenset(t.name for t in teams_of(user))
     return Sender(user.get_username(), teams)
 
 
-def _authenticate(request: HttpRequest) -> str | None:
-    """None when the request may send data; else why not (401 or 403 is the caller's)."""
+@dataclass(frozen=True)
+class _Admitted:
+    user: Any
+    token: ApiToken
+    sender: Sender
+    until: float  # time.monotonic() after which the token is read again
+
+
+# A token found live, its user allowed to send and their teams, kept for TOKEN_CACHE_S
+# per process: an exporter posts every few seconds, and reading the token, the role and the
+# teams was a fifth of a request (bench/otlp.md). So a token revoked, or a user moved to
+# another team, takes effect here up to TOKEN_CACHE_S later.
+TOKEN_CACHE_S = 5.0
+_admitted: dict[str, _Admitted] = {}
+_admitted_lock = threading.Lock()
+
+
+def _authenticate(request: HttpRequest) -> tuple[Sender | None, str]:
+    """(the sender, "") when the request may send data; else (None, "<status> why")."""
     header = request.headers.get("Authorization", "")
     scheme, _, raw = header.partition(" ")
     if scheme.lower() != "bearer" or not raw.strip():
-        return "401 send Authorization: Bearer <token> (an ingest-scoped API token)"
-    token = ApiToken.authenticate(raw.strip())
-    if token is None:
-        return "401 the token is not valid (unknown, revoked or expired)"
-    request.user = token.user
-    request.api_token = token  # type: ignore[attr-defined]
-    try:
-        check_api_access(request, Scope(token.scope))
-    except ForbiddenError as exc:
-        return f"403 {exc}"
-    return None
+        return None, "401 send Authorization: Bearer <token> (an ingest-scoped API token)"
+    key = hash_token(raw.strip())
+    now = time.monotonic()
+    admitted = _admitted.get(key)
+    if admitted is None or admitted.until < now:
+        token = ApiToken.authenticate(raw.strip())
+        if token is None:
+            return None, "401 the token is not valid (unknown, revoked or expired)"
+        request.user = token.user
+        try:
+            check_api_access(request, Scope(token.scope))
+        except ForbiddenError as exc:
+            return None, f"403 {exc}"
+        admitted = _Admitted(token.user, token, _sender(token.user), now + TOKEN_CACHE_S)
+        with _admitted_lock:
+            if len(_admitted) > 10_000:  # many tokens: start again rather than grow
+                _admitted.clear()
+            _admitted[key] = admitted
+    request.user = admitted.user
+    request.api_token = admitted.token  # type: ignore[attr-defined]
+    return admitted.sender, ""
 
 
 def _receive(signal: Signal, request: HttpRequest) -> HttpResponse:
@@ -117,8 +147,8 @@ def _receive(signal: Signal, request: HttpRequest) -> HttpResponse:
         encoding = encoding_of(request.headers.get("Content-Type", ""))
     except UnsupportedMediaType as exc:
         return _error(JSON, 415, str(exc))
-    refused = _authenticate(request)
-    if refused is not None:
+    sender, refused = _authenticate(request)
+    if sender is None:
         status, _, message = refused.partition(" ")
         return _error(encoding, int(status), message)
     try:
@@ -133,7 +163,6 @@ def _receive(signal: Signal, request: HttpRequest) -> HttpResponse:
         return _error(
             encoding, 503, "the loader is behind (spool full); retry later", RETRY_AFTER_FULL_S
         )
-    sender = _sender(request)
     batch = map_request(signal, message, sender)
     try:
         otlp_spool.append(batch, sender, otlp_spool.body_digest(body))

@@ -24,7 +24,7 @@ from google.protobuf.message import Message
 
 from ingest.parsers.event_rows import Reject
 from ingest.sources.otlp import Signal
-from lib.bounds import name_problem
+from lib.bounds import NAME_LENGTH, name_problem
 
 RAW_LIMIT = 64 * 1024  # a rejected record's JSON kept in quarantine, cut here
 # The first and last instants an event may carry (docs/agent-events.md: 1970-2199).
@@ -85,7 +85,8 @@ class OtlpBatch:
     requests: list[dict[str, Any]] = field(default_factory=list)
     points: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
-    ignored: int = 0
+    ignored: int = 0  # taken by no mapper: telemetry of something else
+    skipped: int = 0  # taken by a mapper that keeps nothing of it (Claude Code's tool_decision)
 
     @property
     def rejected_count(self) -> int:
@@ -126,6 +127,8 @@ Mapper = Callable[[Resource, Attrs, Any, Sender], Mapped | None]
 def value_of(any_value: Any) -> Any:
     """An AnyValue as Python: str, bool, int, float, bytes (as hex), list or dict."""
     kind = any_value.WhichOneof("value")
+    if kind == "string_value":  # most attributes: first
+        return any_value.string_value
     if kind is None:
         return None
     if kind == "array_value":
@@ -156,6 +159,8 @@ def text(attrs: Attrs, key: str, *, required: bool = False) -> str | None:
     characters); numbers are read as their decimal text. Reject when required and absent,
     or when present and out of bounds."""
     value = attrs.get(key)
+    if type(value) is str and 0 < len(value) <= NAME_LENGTH and value.isprintable():
+        return value  # the common case, and a valid name (no control character is printable)
     if isinstance(value, bool) or value is None or value == "":
         if required:
             raise Reject(f"{key} missing")
@@ -226,15 +231,29 @@ _PEOPLE_KEYS = frozenset({"user.email", "user.id", "organization.id", "user.acco
 def people(resource: Resource, attrs: Attrs, sender: Sender) -> dict[str, Any]:
     """The people columns of a record: person (user.email, else user.id), organization,
     team (the resource's team.id as the sender may name it), department, cost center."""
-    merged = {**resource.attrs, **attrs}
-    person = text(merged, "user.email") or text(merged, "user.id")
+    return {**_person(resource, attrs), **resource_people(resource, sender)}
+
+
+def resource_people(resource: Resource, sender: Sender) -> dict[str, Any]:
+    """The people columns a resource decides for all its records (Reject for a team the
+    sender may not name)."""
     return {
-        "person": person,
-        "organization": text(merged, "organization.id"),
         "team": sender.team_of(text(resource.attrs, "team.id")),
         "department": text(resource.attrs, "department"),
         "cost_center": text(resource.attrs, "cost_center"),
     }
+
+
+def _person(resource: Resource, attrs: Attrs) -> dict[str, Any]:
+    # A record's own attribute wins over its resource's.
+    both = {k: attrs[k] if k in attrs else resource.attrs.get(k) for k in _WHO_KEYS}
+    return {
+        "person": text(both, "user.email") or text(both, "user.id"),
+        "organization": text(both, "organization.id"),
+    }
+
+
+_WHO_KEYS = ("user.email", "user.id", "organization.id")
 
 
 # --- the walk -------------------------------------------------------------------------
@@ -245,19 +264,29 @@ def map_request(
 ) -> OtlpBatch:
     """Every record of an Export*ServiceRequest through the first of `mappers` that takes it."""
     batch = OtlpBatch(signal)
+    decided: tuple[Resource, dict[str, Any] | Reject] | None = None  # the last resource's part
     for path, resource, attrs, record in _records(signal, request):
         position = batch.records
         batch.records += 1
         try:
             mapped = _first_taker(mappers, resource, attrs, record, sender)
             kept = mapped is not None and (mapped.events or mapped.points)
-            common = people(resource, attrs, sender) if kept else {}
+            common: dict[str, Any] = {}
+            if kept:
+                if decided is None or decided[0] is not resource:
+                    decided = (resource, _resource_part(resource, sender))
+                if isinstance(decided[1], Reject):
+                    raise decided[1]
+                common = {**_person(resource, attrs), **decided[1]}
         except Reject as exc:
             weight = _points_in(record) if signal is Signal.METRICS else 1
             batch.rejected.append(Rejected(position, path, str(exc), _raw(record), weight))
             continue
-        if mapped is None or mapped is IGNORED:
+        if mapped is None:
             batch.ignored += 1
+            continue
+        if mapped is IGNORED:  # its source's, deliberately not kept (docs/otlp.md)
+            batch.skipped += 1
             continue
         for row in mapped.events:
             batch.events.append({**common, **row, "source_line": position})
@@ -265,6 +294,13 @@ def map_request(
             batch.points.append({**common, **point})
         batch.requests.extend(mapped.requests)
     return batch
+
+
+def _resource_part(resource: Resource, sender: Sender) -> dict[str, Any] | Reject:
+    try:
+        return resource_people(resource, sender)
+    except Reject as exc:
+        return exc
 
 
 def _first_taker(

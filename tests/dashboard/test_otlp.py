@@ -163,3 +163,19 @@ def test_a_team_members_data_is_tagged_with_their_team_and_may_name_no_other(
     partial = ExportMetricsServiceResponse.FromString(refused.content).partial_success
     assert partial.rejected_data_points == 2
     assert "team.id billing is not one of your teams" in partial.error_message
+
+
+def test_a_revoked_token_is_refused_once_its_admission_has_run_out(
+    client: Client, user: Any, spool: Path, monkeypatch: Any
+) -> None:
+    from django.utils import timezone
+
+    token = _token(user, Scope.INGEST)
+    assert post(client, _metrics(), token).status_code == 200
+    ApiToken.objects.filter(user=user).update(revoked_at=timezone.now())
+    # Within TOKEN_CACHE_S the process still admits it (docs/otlp.md says so)...
+    assert post(client, _metrics(), token).status_code == 200
+    # ...and after it, reads the token again and refuses it.
+    later = dashboard.otlp.time.monotonic() + dashboard.otlp.TOKEN_CACHE_S + 1
+    monkeypatch.setattr(dashboard.otlp.time, "monotonic", lambda: later)
+    assert post(client, _metrics(), token).status_code == 401
