@@ -1,6 +1,8 @@
 """The stand-in vLLM server: real metric names, continuous-batching dynamics, restarts."""
 
+import math
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -135,8 +137,13 @@ def test_a_loopback_scrape_through_the_loader_reads_the_simulations_own_state(
 ) -> None:
     config = EngineConfig(num_gpu_blocks=512, burst_rate_per_s=8.0, burst_every_s=60.0)
     standin = StandinServer(seed=5, config=config)
-    # Advance the engine ahead of the wall clock into a burst: the GET finds it there.
-    standin.metrics(now=standin.created + 90)
+    # Bursts come every burst_every_s of the engine's clock (epoch seconds): started on a
+    # multiple of that period, what +90 s finds no longer depends on when the test runs
+    # (it did: a start at another phase found the cache 47% full). Advance the engine ahead
+    # of the wall clock into a burst: the GET finds it there.
+    start = math.ceil(time.time() / config.burst_every_s) * config.burst_every_s
+    standin.restart(now=start)
+    standin.metrics(now=start + 90)
     server = serve(standin, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
