@@ -244,13 +244,20 @@ def gpu_costs(day: date, zone: ZoneInfo, seen: Seen) -> list[GpuCost]:
 
 
 def priced_usage(
-    segments: list[queries.Segment], *, by_source: bool, seen: Seen = _FLEET
+    segments: list[queries.Segment],
+    *,
+    by_source: bool,
+    seen: Seen = _FLEET,
+    by_person: bool = False,
 ) -> list[tuple[queries.UsageRow, float]]:
-    """Each usage row (by segment, model, run and source) of the runs `seen` covers (the
-    whole fleet unless told) with its USD: the logged cost, else the price table's;
-    unpriced calls count 0. The alerts' daily-spend rule reads spend through this, so it
-    agrees with the report to the cent."""
-    rows = queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source)
+    """Each usage row (by segment, model, run, source, and person and team when
+    `by_person`) of the runs `seen` covers (the whole fleet unless told) with its USD: the
+    logged cost, else the price table's; unpriced calls count 0. The alerts' daily-spend
+    rule and analytics.people read spend through this, so they agree with the report to
+    the cent."""
+    rows = queries.read_usage(
+        segments, seen=seen, by_run=True, by_source=by_source, by_person=by_person
+    )
     return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
 
 
