@@ -23,8 +23,7 @@ class PeopleIn(Schema):
     team: str | None = None  # one team's people (the telemetry's team name)
 
 
-class FiguresOut(Schema):
-    sessions: int
+class _Figures(Schema):
     active_seconds: float
     cost_usd: float
     input_tokens: int
@@ -35,6 +34,10 @@ class FiguresOut(Schema):
     edits_accepted: int
     edits_rejected: int
     edit_acceptance: float | None  # accepted / (accepted + rejected); None: no decision
+
+
+class FiguresOut(_Figures):
+    sessions: int
 
 
 class DayOut(FiguresOut):
@@ -72,7 +75,12 @@ class SessionOut(Schema):
     cost_usd: float
 
 
-class PersonDetailOut(PersonOut):
+class PersonDetailOut(_Figures):
+    """A person's figures with their sessions listed (the list's length is the count)."""
+
+    person: str
+    team: str | None
+    days: list[DayOut]
     sessions: list[SessionOut]  # latest first
 
 
