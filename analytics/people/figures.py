@@ -40,6 +40,10 @@ class Figures:
     edits_rejected: int = 0
 
     @property
+    def active_minutes(self) -> float:
+        return self.active_seconds / 60
+
+    @property
     def edit_acceptance(self) -> float | None:
         decided = self.edits_accepted + self.edits_rejected
         return round(self.edits_accepted / decided, 6) if decided else None
