@@ -94,7 +94,7 @@ def list_people(
     return read_people(window.time_range(), seen_of(request), team=params.team)
 
 
-@router.get("/{person}", response=PersonDetailOut, summary="One person, with their sessions")
+@router.get("/{path:person}", response=PersonDetailOut, summary="One person, with their sessions")
 def person_detail(
     request: HttpRequest, person: str, window: Query[WindowQuery]
 ) -> dict[str, object]:
