@@ -19,6 +19,7 @@ from django.template.loader import render_to_string
 from analytics.costs.report import DailyReport, TrendPoint
 
 FORMATS = ("html", "csv", "json")
+TOP_PEOPLE = 10  # the HTML's people section (the JSON and CSV list everyone)
 CSV_COLUMNS = (
     "section",
     "name",
@@ -100,6 +101,7 @@ def html_context(report: DailyReport) -> dict[str, Any]:
         "report": report,
         "model_bars": _bars([(m.model, m.usd) for m in report.by_model]),
         "run_bars": _bars([(r.run, r.usd) for r in report.top_runs]),
+        "person_bars": _bars([(p.person, p.usd) for p in report.by_person[:TOP_PEOPLE]]),
         "trend_bars": _bars([(p.date, p.usd) for p in trend]),
         "teams": [
             {

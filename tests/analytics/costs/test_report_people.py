@@ -11,7 +11,7 @@ import pytest
 from analytics.access.visibility import seen_for_team
 from analytics.costs.models import Team
 from analytics.costs.report import PersonCost, build_daily_report
-from analytics.costs.report_formats import to_csv
+from analytics.costs.report_formats import html_context, to_csv, to_html
 from lib.access import Seen
 from tests.analytics.people import world
 from tests.analytics.people.world import ANN, BOB
@@ -58,3 +58,14 @@ def test_a_team_member_sees_only_their_teams_people(db: None) -> None:
     infra = Team.objects.get(name="infra")
     report = build_daily_report(date(2026, 3, 10), seen=seen_for_team(infra))
     assert [p.person for p in report.by_person] == [ANN]
+
+
+@pytest.mark.usefixtures("telemetry")
+def test_the_html_shows_the_top_people() -> None:
+    report = build_daily_report(date(2026, 3, 10), seen=Seen.all())
+    # Bars in percent of the largest: $0.02 / $0.0575 = 34.8%.
+    assert html_context(report)["person_bars"] == [
+        {"label": ANN, "usd": 0.0575, "width": 100.0},
+        {"label": BOB, "usd": 0.02, "width": 34.8},
+    ]
+    assert "<h3>Top people</h3>" in to_html(report)
