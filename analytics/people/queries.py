@@ -24,6 +24,7 @@ from typing import Any
 
 import warehouse
 from lib.access import Seen, visible_run_sql
+from warehouse.schema.events import LANDED_COMMIT_SQL
 
 ACTIVE_TIME = "claude_code.active_time.total"
 LINES_OF_CODE = "claude_code.lines_of_code.count"
@@ -52,12 +53,19 @@ _EVENT_FILTER = (
     f" AND {visible_run_sql('run')}"
 )
 
+# Commits as docs/agent-events.md defines them: landed (`ok` not false), a sha once per
+# run however often it is logged.
+_COMMITS = (
+    f"count(*) FILTER (WHERE {LANDED_COMMIT_SQL} AND commit_sha IS NULL)"
+    f" + count(DISTINCT run || chr(0) || commit_sha) FILTER (WHERE {LANDED_COMMIT_SQL})"
+)
+
 # Tokens and commits of the events, per day, person and team.
 EVENT_FIGURES_SQL = f"""
 SELECT ts::DATE AS day, person, team,
        coalesce(sum(input_tokens) FILTER (WHERE event = 'llm_call'), 0) AS input_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE event = 'llm_call'), 0) AS output_tokens,
-       count(*) FILTER (WHERE event = 'commit') AS commits
+       {_COMMITS} AS commits
 FROM events
 WHERE {_EVENT_FILTER}
 GROUP BY ALL
@@ -128,7 +136,7 @@ SELECT min(first_ts) AS first_ts, max(last_ts) AS last_ts FROM (
 # One person's sessions: the runs of their events, and sessions known only from metrics.
 PERSON_SESSIONS_SQL = f"""
 WITH seen_events AS (
-    SELECT run AS session, team, ts, event, input_tokens, output_tokens
+    SELECT run AS session, run, team, ts, event, ok, commit_sha, input_tokens, output_tokens
     FROM events WHERE {_EVENT_FILTER}
 ), seen_points AS (
     SELECT session, team, ts FROM {_POINTS}
@@ -140,11 +148,11 @@ SELECT session, min(team) AS team, min(ts) AS first_ts, max(ts) AS last_ts,
        count(event) AS events,
        coalesce(sum(input_tokens) FILTER (WHERE event = 'llm_call'), 0) AS input_tokens,
        coalesce(sum(output_tokens) FILTER (WHERE event = 'llm_call'), 0) AS output_tokens,
-       count(*) FILTER (WHERE event = 'commit') AS commits
+       {_COMMITS} AS commits
 FROM (
     SELECT * FROM seen_events
     UNION ALL
-    SELECT session, team, ts, NULL, NULL, NULL FROM seen_points
+    SELECT session, session, team, ts, NULL, NULL, NULL, NULL, NULL FROM seen_points
 )
 GROUP BY session
 ORDER BY first_ts DESC, session

@@ -117,3 +117,25 @@ def test_a_person_without_seen_telemetry_is_not_found() -> None:
         read_person("eve@example.com", WINDOW, Seen.all())
     with pytest.raises(NotFoundError):
         read_person(BOB, WINDOW, Seen(everything=False, team_names=frozenset({"infra"})))
+
+
+def test_a_commit_counts_once_per_sha_and_a_failed_one_not_at_all(
+    settings: Any, tmp_path: Path, lake: Path, db: None
+) -> None:
+    settings.DATA_DIR = tmp_path
+    commit = {"run": "s-cy-1", "event": "commit", "person": "cy@example.com", "team": "infra"}
+    world.insert_events(
+        {**commit, "ts": "2026-03-10T09:00:00Z", "commit_sha": "aaa"},
+        {**commit, "ts": "2026-03-10T09:01:00Z", "commit_sha": "aaa"},  # logged twice
+        {**commit, "ts": "2026-03-10T09:02:00Z", "commit_sha": "bbb", "ok": False},  # failed
+        {**commit, "ts": "2026-03-10T09:03:00Z"},  # no sha: counted as logged
+        {**commit, "run": "s-cy-2", "ts": "2026-03-10T09:04:00Z", "commit_sha": "aaa"},
+    )
+    [cy] = read_people(WINDOW, Seen.all()).people
+    assert cy.commits == 3  # aaa in s-cy-1, the one without a sha, aaa in s-cy-2
+    assert sorted(
+        (s.session, s.commits) for s in read_person("cy@example.com", WINDOW, Seen.all()).sessions
+    ) == [
+        ("s-cy-1", 2),
+        ("s-cy-2", 1),
+    ]
