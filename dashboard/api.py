@@ -11,6 +11,7 @@ from ninja.errors import ValidationError
 import warehouse
 from analytics.alerts.api import alerts_router, channels_router, rules_router, silences_router
 from analytics.costs.api import costs_router, prices_router
+from analytics.people.api import router as people_router
 from analytics.runs.api import quarantine_router
 from analytics.runs.api import router as runs_router
 from analytics.serving.api import router as serving_router
@@ -112,3 +113,4 @@ api.add_router("/alerts", alerts_router, tags=["alerts"])
 api.add_router("/channels", channels_router, tags=["alerts"])
 api.add_router("/alert-rules", rules_router, tags=["alerts"])
 api.add_router("/silences", silences_router, tags=["alerts"])
+api.add_router("/people", people_router, tags=["people"])

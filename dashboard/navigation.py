@@ -11,6 +11,7 @@ NAV_ITEMS = (
     ("serving", "Serving", "serving"),
     ("tokens", "Tokens", "tokens"),
     ("costs", "Costs", "costs"),
+    ("people", "People", "people"),
     ("alerts", "Alerts", "alerts"),
     ("settings", "Settings", "settings"),  # every signed-in user: their own API tokens
 )

@@ -10,6 +10,7 @@ from dashboard.login import FleetscopeLoginView, protect_admin_login
 from dashboard.pages import alerts as alerts_pages
 from dashboard.pages import costs as costs_pages
 from dashboard.pages import overview as overview_pages
+from dashboard.pages import people as people_pages
 from dashboard.pages import runs as views
 from dashboard.pages import serving as serving_pages
 from dashboard.pages import serving_views, settings_audit, settings_teams, settings_users
@@ -43,6 +44,8 @@ urlpatterns = [
     path("costs/", costs_pages.costs_page, name="costs"),
     path("costs/report.csv", costs_pages.costs_csv, name="costs-csv"),
     path("costs/charts/<slug:name>.json", costs_pages.costs_chart, name="costs-chart"),
+    path("people/", people_pages.people_page, name="people"),
+    path("people/<path:person>/", people_pages.person_page, name="person"),
     path("overview/", overview_pages.overview_page, name="overview"),
     path("overview/chart.json", overview_pages.overview_chart, name="overview-chart"),
     path("serving/", serving_pages.serving_overview, name="serving"),

@@ -1,8 +1,9 @@
 """The one place that decides what a user, or a team, may see (lib.access.Seen).
 
-A user sees the data of their teams: the runs their teams' run patterns match or whose
-events came from a file their source patterns match, and the scrape targets assigned to
-those teams. Admins, Django superusers and users with the all-teams flag see everything
+A user sees the data of their teams: the runs their teams' run patterns match, whose
+events came from a file their source patterns match or carry the team's name (telemetry
+from its members: the events' `team` column), and the scrape targets assigned to those
+teams. Admins, Django superusers and users with the all-teams flag see everything
 (including data of no team); a user in no team sees no team's data. Alert rules and cost
 reports of a team see what a member of only that team would.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from analytics.access.models import Access
 from analytics.costs.models import Team
+from analytics.people.queries import team_runs
 from analytics.runs.queries import run_names, run_sources
 from analytics.serving.models import ScrapeTarget
 from analytics.tokens.queries import request_run_names
@@ -81,6 +83,7 @@ def seen_for_teams(teams: Iterable[Team]) -> Seen:
             for run, source in run_sources()
             if any(fnmatch.fnmatchcase(source, p) for p in source_patterns)
         }
+    runs |= set(team_runs(t.name for t in teams))
     instances = set(ScrapeTarget.objects.filter(team__in=teams).values_list("name", flat=True))
     return Seen(
         everything=False,

@@ -48,6 +48,8 @@ Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 T = TypeVar("T")
+# (hour end epoch, run, source, person, team, USD): one priced group of an hour's calls.
+SpendRow = tuple[float, str | None, str | None, str | None, str | None, float]
 
 # Per run, the time of every commit (landed or failed) in [lo, end], deduplicated by sha
 # as the contract says (the sha's first logging decides its time and `ok`), plus the last
@@ -348,8 +350,15 @@ class Facts:
     def spend_by_hour(self, day: date) -> list[tuple[float, str | None, str | None, float]]:
         """(hour end epoch, run, source, USD) of every UTC hour of `day` up to `end` (the
         last one cut at `end`), of the runs and sources this view sees."""
+        return [(r[0], r[1], r[2], r[5]) for r in self._spend(day, by_person=False)]
 
-        def read() -> list[tuple[float, str | None, str | None, float]]:
+    def spend_by_person_hour(self, day: date) -> list[SpendRow]:
+        """(hour end epoch, run, source, person, team, USD): spend_by_hour split by the
+        telemetry's person and team (the daily-spend rule's group_by)."""
+        return self._spend(day, by_person=True)
+
+    def _spend(self, day: date, *, by_person: bool) -> list[SpendRow]:
+        def read() -> list[SpendRow]:
             day_start = datetime.combine(day, time(), tzinfo=UTC)
             stop = min(self.end, day_start + timedelta(days=1))
             segments = []
@@ -372,21 +381,26 @@ class Facts:
                     min(epoch(row.start or day_start) + 3600, epoch(self.end)),
                     row.run,
                     row.source,
+                    row.person,
+                    row.team,
                     usd,
                 )
-                for row, usd in priced_usage(segments, by_source=by_source)
+                for row, usd in priced_usage(segments, by_source=by_source, by_person=by_person)
             ]
 
-        rows = self.memo(("spend", day), read)
+        rows = self.memo(("spend", day, by_person), read)
         if self.seen.everything:
             return rows
-        return [row for row in rows if self._sees_spend(row[1], row[2])]
+        return [row for row in rows if self._sees_spend(row[1], row[2], row[4])]
 
-    def _sees_spend(self, run: str | None, source: str | None) -> bool:
-        """A call is seen with its run, or by a seen team whose patterns match it."""
+    def _sees_spend(self, run: str | None, source: str | None, team_name: str | None) -> bool:
+        """A call is seen with its run, or by a seen team whose patterns match it (or whose
+        name its event carries)."""
         if run is not None and self.seen.sees_run(run):
             return True
-        return any(in_team(team, run, source) for team in self.teams)
+        return any(in_team(team, run, source, team_name) for team in self.teams)
 
-    def spend_in_team(self, team: Team, run: str | None, source: str | None) -> bool:
-        return in_team(team, run, source)
+    def spend_in_team(
+        self, team: Team, run: str | None, source: str | None, team_name: str | None = None
+    ) -> bool:
+        return in_team(team, run, source, team_name)

@@ -53,6 +53,14 @@ class TeamCostOut(Schema):
     daily_budget_usd: float | None
 
 
+class PersonCostOut(Schema):
+    person: str
+    team: str | None
+    usd: float
+    calls: int
+    unpriced_calls: int
+
+
 class GpuCostOut(Schema):
     target: str
     gpus: int
@@ -82,6 +90,7 @@ class DailyOut(Schema):
     by_run: list[RunCostOut]
     by_team: list[TeamCostOut]
     gpu: list[GpuCostOut]
+    by_person: list[PersonCostOut]
     unpriced: list[str]
     price_problems: list[str]
     previous_day_usd: float

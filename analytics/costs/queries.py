@@ -31,10 +31,11 @@ _LONG = (
     "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
     " + coalesce(cache_write_tokens, 0) > $long"
 )
-# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run} and
-# {source} are the column or `NULL`. Nothing from a request is ever formatted into this.
+# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run},
+# {source}, {person} and {team} are the column or `NULL`. Nothing from a request is ever formatted into this.
 _USAGE_SQL = f"""
 SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
+       {{person}} AS person, {{team}} AS team,
        cost_usd IS NOT NULL AS logged,
        speed IS NOT DISTINCT FROM 'fast' AS fast,
        count(*) AS calls,
@@ -104,6 +105,8 @@ class UsageRow:
     long_cache_write_1h_tokens: int
     logged_usd: float
     start: datetime | None = None  # the segment's start
+    person: str | None = None  # the telemetry's person and team (when `by_person`)
+    team: str | None = None
 
 
 def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segment]:
@@ -122,11 +125,16 @@ def day_segments(first_day: date, last_day: date, zone: ZoneInfo) -> list[Segmen
 
 
 def read_usage(
-    segments: list[Segment], *, seen: Seen, by_run: bool, by_source: bool = False
+    segments: list[Segment],
+    *,
+    seen: Seen,
+    by_run: bool,
+    by_source: bool = False,
+    by_person: bool = False,
 ) -> list[UsageRow]:
     """Usage of the llm_call events of the runs `seen` covers over contiguous segments, by
-    segment, model, run (when `by_run`), source file (when `by_source`) and whether the
-    call logged its cost."""
+    segment, model, run (when `by_run`), source file (when `by_source`), the events'
+    person and team (when `by_person`) and whether the call logged its cost."""
     if not segments:
         return []
     params: dict[str, object] = {
@@ -143,6 +151,8 @@ def read_usage(
         segment=" + ".join(terms) if terms else "0",
         run="run" if by_run else "NULL",
         source="source" if by_source else "NULL",
+        person="person" if by_person else "NULL",
+        team="team" if by_person else "NULL",
     )
     answer = []
     for row in warehouse.fetch_all(sql, params):
@@ -155,6 +165,8 @@ def read_usage(
                 model=row["model"],
                 run=row["run"],
                 source=row["source"],
+                person=row["person"],
+                team=row["team"],
                 logged=bool(row["logged"]),
                 fast=bool(row["fast"]),
                 calls=int(row["calls"]),

@@ -60,6 +60,17 @@ class RunCost:
 
 
 @dataclass(frozen=True)
+class PersonCost:
+    """One person's calls of the day (the telemetry's person and team columns)."""
+
+    person: str
+    team: str | None
+    usd: float
+    calls: int
+    unpriced_calls: int
+
+
+@dataclass(frozen=True)
 class TeamCost:
     team: str
     usd: float
@@ -105,6 +116,7 @@ class DailyReport:
     top_runs: list[RunCost]  # the first TOP_RUNS of by_run
     by_team: list[TeamCost]
     gpu: list[GpuCost]
+    by_person: list[PersonCost]  # calls with a person (telemetry), most expensive first
     unpriced: list[str]  # models with unlogged calls and no price
     price_problems: list[str]  # price rows that cannot be used, each with why (PriceBook)
     previous_day_usd: float
@@ -201,12 +213,17 @@ def _money(value: float) -> float:
     return round(value, 8)  # sub-cent: sums of many small calls stay true to the cent
 
 
-def in_team(team: Team, run: str | None, source: str | None) -> bool:
-    """A call belongs to a team when its run or its source file matches a pattern."""
+def in_team(
+    team: Team, run: str | None, source: str | None, telemetry_team: str | None = None
+) -> bool:
+    """A call belongs to a team when its run or its source file matches a pattern, or its
+    event carries the team's name (telemetry from its members, analytics.access's rule)."""
     runs = team.run_patterns or []
     sources = team.source_patterns or []
-    return (run is not None and any(fnmatch.fnmatchcase(run, p) for p in runs)) or (
-        source is not None and any(fnmatch.fnmatchcase(source, p) for p in sources)
+    return (
+        (telemetry_team is not None and telemetry_team == team.name)
+        or (run is not None and any(fnmatch.fnmatchcase(run, p) for p in runs))
+        or (source is not None and any(fnmatch.fnmatchcase(source, p) for p in sources))
     )
 
 
@@ -244,13 +261,20 @@ def gpu_costs(day: date, zone: ZoneInfo, seen: Seen) -> list[GpuCost]:
 
 
 def priced_usage(
-    segments: list[queries.Segment], *, by_source: bool, seen: Seen = _FLEET
+    segments: list[queries.Segment],
+    *,
+    by_source: bool,
+    seen: Seen = _FLEET,
+    by_person: bool = False,
 ) -> list[tuple[queries.UsageRow, float]]:
-    """Each usage row (by segment, model, run and source) of the runs `seen` covers (the
-    whole fleet unless told) with its USD: the logged cost, else the price table's;
-    unpriced calls count 0. The alerts' daily-spend rule reads spend through this, so it
-    agrees with the report to the cent."""
-    rows = queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source)
+    """Each usage row (by segment, model, run, source, and person and team when
+    `by_person`) of the runs `seen` covers (the whole fleet unless told) with its USD: the
+    logged cost, else the price table's; unpriced calls count 0. The alerts' daily-spend
+    rule and analytics.people read spend through this, so they agree with the report to
+    the cent."""
+    rows = queries.read_usage(
+        segments, seen=seen, by_run=True, by_source=by_source, by_person=by_person
+    )
     return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
 
 
@@ -283,7 +307,7 @@ def _team_costs(teams: list[Team], priced: list[_Priced]) -> list[TeamCost]:
     for p in priced:
         usd = p.usd or 0.0
         for team in teams:
-            if in_team(team, p.row.run, p.row.source):
+            if in_team(team, p.row.run, p.row.source, p.row.team):
                 team_usd[team.name] += usd
     return [
         TeamCost(
@@ -314,7 +338,8 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
     by_source = any(t.source_patterns for t in teams)
     segments = queries.day_segments(day, day, zone)
     today = _price_rows(
-        queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source), book
+        queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source, by_person=True),
+        book,
     )
     last_week = queries.day_segments(
         day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
@@ -323,6 +348,7 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
 
     by_model: dict[str, _Totals] = defaultdict(_Totals)
     by_run: dict[str, _Totals] = defaultdict(_Totals)
+    by_person: dict[tuple[str, str | None], _Totals] = defaultdict(_Totals)
     price_names: dict[str, str | None] = {}
     total = _Totals()
     for p in today:
@@ -330,6 +356,8 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
         price_names[model] = p.price_model
         for totals in (by_model[model], by_run[p.row.run or ""], total):
             _add(totals, p)
+        if p.row.person is not None:
+            _add(by_person[(p.row.person, p.row.team)], p)
 
     gpu = gpu_costs(day, zone, seen)
     gpu_usd = sum(g.usd for g in gpu)
@@ -364,6 +392,12 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
         top_runs=run_rows[:TOP_RUNS],
         by_team=_team_costs(teams, today),
         gpu=gpu,
+        by_person=[
+            PersonCost(person, team, _money(t.usd), t.calls, t.unpriced_calls)
+            for (person, team), t in sorted(
+                by_person.items(), key=lambda item: (-item[1].usd, item[0][0], item[0][1] or "")
+            )
+        ],
         unpriced=sorted(m for m, t in by_model.items() if t.unpriced_calls),
         price_problems=book.problems,
         previous_day_usd=_money(previous),

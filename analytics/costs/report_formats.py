@@ -19,6 +19,7 @@ from django.template.loader import render_to_string
 from analytics.costs.report import DailyReport, TrendPoint
 
 FORMATS = ("html", "csv", "json")
+TOP_PEOPLE = 10  # the HTML's people section (the JSON and CSV list everyone)
 CSV_COLUMNS = (
     "section",
     "name",
@@ -37,7 +38,7 @@ def to_json(report: DailyReport) -> str:
 
 
 def to_csv(report: DailyReport) -> str:
-    """One table: a row per model, run, team and GPU target, then the totals."""
+    """One table: a row per model, run, team, person and GPU target, then the totals."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -63,6 +64,12 @@ def to_csv(report: DailyReport) -> str:
         budget = t.daily_budget_usd
         note = f"daily budget {budget:.2f}" if budget is not None else ""
         writer.writerow(["team", t.team, "", "", "", "", "", f"{t.usd:.6f}", note])
+    for person in report.by_person:
+        note = f"team {person.team}" if person.team else ""
+        if person.unpriced_calls:
+            note = f"{note}; unpriced calls: {person.unpriced_calls}".lstrip("; ")
+        usd = f"{person.usd:.6f}"
+        writer.writerow(["person", person.person, person.calls, "", "", "", "", usd, note])
     for g in report.gpu:
         note = f"{g.gpus} GPUs x {g.usd_per_gpu_hour} USD/GPU-hour x {g.hours:g} h"
         writer.writerow(["gpu", g.target, "", "", "", "", g.generated_tokens, f"{g.usd:.6f}", note])
@@ -94,6 +101,7 @@ def html_context(report: DailyReport) -> dict[str, Any]:
         "report": report,
         "model_bars": _bars([(m.model, m.usd) for m in report.by_model]),
         "run_bars": _bars([(r.run, r.usd) for r in report.top_runs]),
+        "person_bars": _bars([(p.person, p.usd) for p in report.by_person[:TOP_PEOPLE]]),
         "trend_bars": _bars([(p.date, p.usd) for p in trend]),
         "teams": [
             {

@@ -56,6 +56,8 @@ Kinds, thresholds and params (durations are strings like `5m`, or numbers of sec
   --max-num-queued-tokens; the summary names each reason) over `window` (default 5m).
 - daily_spend: threshold USD (a team scope without one uses the team's daily budget);
   token spend of the UTC day so far, logged or priced as the cost report prices it.
+  `group_by` `person` or `team` (the telemetry's person, or team name) gives a finding per
+  person or team that spent that day, each firing over the threshold (needed then).
 
 Scopes: {} (every run or instance, or everything for daily_spend), {"run": name},
 {"instance": name}, {"team": name} (runs by the team's run patterns, instances by the

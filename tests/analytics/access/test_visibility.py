@@ -1,5 +1,5 @@
 """analytics/access/visibility.py: what a user or a team sees, from the teams' run and
-source patterns and scrape targets; admins and all-teams users see everything."""
+source patterns, the team names telemetry carries and scrape targets; admins and all-teams users see everything."""
 
 from typing import Any
 
@@ -11,6 +11,7 @@ from analytics.costs.models import Team
 from analytics.serving.models import ScrapeTarget
 from ingest.pipelines.agent_events import ingest_body as ingest_events
 from ingest.pipelines.requests import ingest_body as ingest_requests
+from tests.analytics.people.world import insert_events
 from tests.people import grant
 
 
@@ -65,3 +66,11 @@ def test_users_see_their_teams_admins_everything_and_a_user_in_no_team_nothing(
     for user in (wide, boss, root):
         assert seen_for_user(user).everything
     assert seen_for_team(None).everything  # a rule or report of no team: the whole fleet
+
+
+def test_a_team_sees_the_runs_whose_events_carry_its_name(fleet: None) -> None:
+    ev = {"ts": "2026-01-14T11:00:00Z", "event": "user_prompt"}
+    insert_events({**ev, "run": "s-9", "team": "infra"}, {**ev, "run": "s-8", "team": "web"})
+    infra = Team.objects.create(name="infra", run_patterns=["a-*"])
+    assert seen_for_team(infra).runs == {"a-1", "a-9", "s-9"}
+    assert seen_for_team(Team.objects.create(name="ops")).runs == set()

@@ -52,6 +52,7 @@ def test_the_json_lists_the_reports_fields_in_their_order(db: None) -> None:
         "top_runs",
         "by_team",
         "gpu",
+        "by_person",
         "unpriced",
         "price_problems",
         "previous_day_usd",

@@ -27,6 +27,7 @@ PAGES = [
     f"/runs/{LONG_RUN}/",
     "/tokens/",
     "/costs/",
+    "/people/",
     "/overview/",
     "/serving/",
     "/serving/instance/gpu-flap/",
@@ -114,7 +115,7 @@ def test_at_phone_width_every_page_fits_and_its_navigation_is_reachable(
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{path} is {width} px wide"
         nav = page.locator("header.topbar nav a")
-        assert nav.count() == 7, path  # Runs, Overview, Serving, Tokens, Costs, Alerts, Settings
+        assert nav.count() == 8, path  # Runs Overview Serving Tokens Costs People Alerts Settings
         assert page.evaluate(UNREACHABLE_LINKS) == [], path
         assert page.evaluate(SQUEEZED_CELLS, FEW_CHARACTERS) == [], path
     page.goto(f"{live_server.url}/")
