@@ -32,16 +32,9 @@ EDIT_DECISION = "claude_code.code_edit_tool.decision"
 COMMIT_COUNT = "claude_code.commit.count"
 METRICS = (ACTIVE_TIME, LINES_OF_CODE, EDIT_DECISION, COMMIT_COUNT)
 
-# The points with their person: the column, else the point's own `user.email` / `user.id`
-# (Claude Code puts them on each data point, not on the resource).
-_POINTS = """(
-    SELECT * REPLACE (coalesce(
-        person,
-        json_extract_string(attrs, '$."user.email"'),
-        json_extract_string(attrs, '$."user.id"')
-    ) AS person)
-    FROM otlp_points
-) AS otlp_points"""
+# Metric points carry their person (ingest/parsers/otlp_metrics.py reads the point's own
+# user.email / user.id, where Claude Code puts them).
+_POINTS = "otlp_points"
 _TEAM = "($team::VARCHAR IS NULL OR team = $team)"
 _PERSON = "($person::VARCHAR IS NULL OR person = $person)"
 _SEEN_POINT = (
