@@ -59,7 +59,8 @@ def check_api_access(request: HttpRequest, scope: Scope) -> None:
     method, path = request.method or "GET", request.path
     if not scope_allows(scope, method, path):
         what = "send data" if scope is Scope.INGEST else "read"
-        raise ForbiddenError(f"a {scope} token may only {what}; this needs another scope")
+        article = "an" if scope is Scope.INGEST else "a"
+        raise ForbiddenError(f"{article} {scope} token may only {what}; this needs another scope")
     if not role_allows(role_for_user(request.user), method, path):
         raise ForbiddenError("your role is viewer: it may read, not change or send data")
 

@@ -184,7 +184,7 @@ def test_the_api_docs_need_a_login_or_a_token(erin: Any) -> None:
     ingest = ApiToken.issue(erin, "push", scope=Scope.INGEST)[1]
     refused = anonymous.get("/api/openapi.json", HTTP_AUTHORIZATION=f"Bearer {ingest}")
     assert refused.status_code == 403
-    assert refused.json()["detail"].startswith("a ingest token may only send data")
+    assert refused.json()["detail"].startswith("an ingest token may only send data")
     client = Client()
     client.force_login(erin)
     assert client.get("/api/docs").status_code == 200
