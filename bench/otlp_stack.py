@@ -12,6 +12,7 @@ Standard library only, so it runs outside Django too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -280,14 +281,10 @@ def rss_bytes(pids: list[int]) -> int:
 
 
 def _kill(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _kill_group(pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass

@@ -144,8 +144,19 @@ def depth(now_s: float | None = None) -> Depth:
     return Depth(files, size, age)
 
 
+# How long one process trusts its last look at the spool's size: the receiver asks on
+# every request, and a look lists and stats every waiting file.
+FULL_CHECK_S = 1.0
+_last_look: tuple[float, bool] | None = None
+
+
 def is_full() -> bool:
-    return depth().bytes >= max_bytes()
+    """True past FLEETSCOPE_OTLP_SPOOL_MAX_MB waiting (looked at most once a second)."""
+    global _last_look
+    now = time.monotonic()
+    if _last_look is None or now - _last_look[0] >= FULL_CHECK_S:
+        _last_look = (now, depth().bytes >= max_bytes())
+    return _last_look[1]
 
 
 def read(path: Path) -> Spooled:

@@ -120,11 +120,17 @@ def test_a_full_spool_pushes_back_with_retry_after_and_keeps_what_it_holds(
     client: Client, user: Any, spool: Path, monkeypatch: Any
 ) -> None:
     token = _token(user, Scope.INGEST)
+    monkeypatch.setattr(otlp_spool, "FULL_CHECK_S", 3600.0)  # one look, trusted meanwhile
+    monkeypatch.setattr(otlp_spool, "_last_look", None)
     assert post(client, _metrics(), token).status_code == 200
     monkeypatch.setattr(otlp_spool, "max_bytes", lambda: 1)
+    # Within FULL_CHECK_S the last look (not full) holds...
+    assert post(client, _metrics(), token).status_code == 200
+    # ...the next look finds the spool over its bound.
+    monkeypatch.setattr(otlp_spool, "_last_look", None)
     refused = post(client, _metrics(), token, encoding="json")
     assert (refused.status_code, refused["Retry-After"]) == (503, "5")
-    assert len(otlp_spool.pending_files()) == 1
+    assert len(otlp_spool.pending_files()) == 2
 
 
 def test_a_disk_that_refuses_the_write_is_a_503_not_an_acknowledgement(
