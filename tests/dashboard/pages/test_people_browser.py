@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Browser, ViewportSize, expect
 
 from tests.analytics.people import world
 from tests.analytics.people.world import ANN, BOB
+from tests.dashboard.pages.test_shell import PASSWORD, log_in, open_page
 from tests.people import grant
 
 pytestmark = pytest.mark.browser
 
-PASSWORD = "people-browser-password"
 WIDTHS: dict[str, ViewportSize] = {
     "1440": {"width": 1440, "height": 1000},
     "375": {"width": 375, "height": 800},
@@ -35,14 +35,6 @@ def admin(
     return grant(django_user_model.objects.create_user("erin", password=PASSWORD))
 
 
-def _log_in(page: Page, base: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "erin")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    expect(page.locator("header .user")).to_contain_text("erin")
-
-
 def _shots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("FLEETSCOPE_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -53,9 +45,8 @@ def test_the_team_filter_a_person_and_their_session_and_both_pages_fit(
     browser: Browser, live_server: Any, admin: Any, tmp_path: Path
 ) -> None:
     shots = _shots(tmp_path)
-    page = browser.new_context(viewport=WIDTHS["1440"]).new_page()
-    page.set_default_timeout(20_000)
-    _log_in(page, live_server.url)
+    page = open_page(browser, viewport=WIDTHS["1440"])
+    log_in(page, live_server.url)
     page.click("header nav >> text=People")
     expect(page).to_have_url(re.compile(r"/people/(\?refresh=0)?$"))
     names = page.locator("table.people td.person-name")
