@@ -142,6 +142,8 @@ def map_log(resource: Resource, attrs: Attrs, record: Any, sender: Sender) -> Ma
         "id": f"seq:{sequence}" if sequence is not None else f"t:{ts}:{name}",
         **_ids(record),
     }
+    if base["agent"] == MAIN_AGENT:
+        base["role"] = "main"  # as a transcript import of the session names it
     rows = build(attrs, base)
     return Mapped(events=rows)
 

@@ -32,7 +32,16 @@ def fixture_rows(name: str, signal: Signal) -> list[dict[str, Any]]:
 
 
 def row(line: int, ts: str, **values: Any) -> dict[str, Any]:
-    return {**PEOPLE, "run": SESSION, "agent": "main", "ts": ts, "source_line": line, **values}
+    # The main agent's rows carry role main, as a transcript import names it.
+    return {
+        **PEOPLE,
+        "run": SESSION,
+        "agent": "main",
+        "role": "main",
+        "ts": ts,
+        "source_line": line,
+        **values,
+    }
 
 
 def test_every_event_of_the_session_becomes_its_row() -> None:
