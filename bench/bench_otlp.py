@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from bench.otlp_stack import Stack, rss_bytes
+from ingest.sources.otlp import any_value
 
 SECONDS = int(os.environ.get("FLEETSCOPE_BENCH_OTLP_SECONDS", "60"))
 CLIENTS = 4
@@ -50,11 +51,7 @@ TARGETS = "targets: >= 20,000 records/s, p99 < 250 ms, RSS < 1 GiB, visible < 10
 
 
 def _kv(key: str, value: str | int | float) -> KeyValue:
-    if isinstance(value, str):
-        return KeyValue(key=key, value=AnyValue(string_value=value))
-    if isinstance(value, int):
-        return KeyValue(key=key, value=AnyValue(int_value=value))
-    return KeyValue(key=key, value=AnyValue(double_value=value))
+    return KeyValue(key=key, value=any_value(value))
 
 
 def _record(i: int) -> LogRecord:

@@ -23,14 +23,13 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from ingest.parsers.otlp import Sender
 from ingest.parsers.otlp_sources import map_request
 from ingest.pipelines import otlp, otlp_spool
 from ingest.pipelines.loading import IngestSummary
-from ingest.sources.otlp import PROTOBUF, Signal, decode
+from ingest.sources.otlp import PROTOBUF, Signal, decode, key_values
 
 SENDER = Sender("demo")  # an all-teams sender: each resource names its team
 MODEL = "claude-sonnet-4-5-20250929"
@@ -58,20 +57,6 @@ PEOPLE = (
     Person("bob@example.com", "platform", "demo-otlp-bob", timedelta(hours=2), 3, "error"),
     Person("carol@example.com", "payments", "demo-otlp-carol", timedelta(minutes=90), 2, "agent"),
 )
-
-
-def _any(value: Any) -> AnyValue:
-    if isinstance(value, bool):
-        return AnyValue(bool_value=value)
-    if isinstance(value, int):
-        return AnyValue(int_value=value)
-    if isinstance(value, float):
-        return AnyValue(double_value=value)
-    return AnyValue(string_value=str(value))
-
-
-def _kv(attrs: dict[str, Any]) -> list[KeyValue]:
-    return [KeyValue(key=k, value=_any(v)) for k, v in attrs.items()]
 
 
 def _ns(moment: datetime) -> int:
@@ -122,7 +107,7 @@ class _Session:
             log = LogRecord(time_unix_nano=_ns(at), observed_time_unix_nano=_ns(at))
             log.body.string_value = f"claude_code.{name}"
             log.attributes.extend(
-                _kv({"session.id": self.person.session, "event.name": name,
+                key_values({"session.id": self.person.session, "event.name": name,
                      "event.sequence": sequence, "terminal.type": "vscode", **attrs})
             )  # fmt: skip
             out.append(log)
@@ -171,7 +156,7 @@ def logs_request(now: datetime) -> ExportLogsServiceRequest:
     request = ExportLogsServiceRequest()
     for person in PEOPLE:
         group = request.resource_logs.add()
-        group.resource.attributes.extend(_kv(_resource(person)))
+        group.resource.attributes.extend(key_values(_resource(person)))
         group.scope_logs.add().log_records.extend(session_of(person, now).records())
     return request
 
@@ -182,7 +167,7 @@ def traces_request(now: datetime) -> ExportTraceServiceRequest:
     person = PEOPLE[2]
     session = session_of(person, now)
     group = request.resource_spans.add()
-    group.resource.attributes.extend(_kv(_resource(person)))
+    group.resource.attributes.extend(key_values(_resource(person)))
     start = session.start + person.turns * TURN - timedelta(minutes=1, seconds=30)
     span = group.scope_spans.add().spans.add(
         name="claude_code.llm_request",
@@ -192,7 +177,7 @@ def traces_request(now: datetime) -> ExportTraceServiceRequest:
         end_time_unix_nano=_ns(start + timedelta(seconds=3)),
     )
     span.attributes.extend(
-        _kv({"session.id": person.session, "model": SUBAGENT_MODEL, "agent_id": "d3m0a1",
+        key_values({"session.id": person.session, "model": SUBAGENT_MODEL, "agent_id": "d3m0a1",
              "agent_type": "Explore", "request_id": "req_carol_agent", "ttft_ms": 620})
     )  # fmt: skip
     return request
@@ -206,7 +191,7 @@ def metrics_request(now: datetime) -> ExportMetricsServiceRequest:
         session = session_of(person, now)
         end = session.start + person.turns * TURN
         group = request.resource_metrics.add()
-        group.resource.attributes.extend(_kv(_resource(person)))
+        group.resource.attributes.extend(key_values(_resource(person)))
         scope = group.scope_metrics.add()
         series: list[tuple[str, str, float, dict[str, Any]]] = [
             ("claude_code.session.count", "count", 1, {}),
@@ -230,7 +215,7 @@ def metrics_request(now: datetime) -> ExportMetricsServiceRequest:
                 point.as_int = value
             else:
                 point.as_double = value
-            point.attributes.extend(_kv({"session.id": person.session, **attrs}))
+            point.attributes.extend(key_values({"session.id": person.session, **attrs}))
     return request
 
 

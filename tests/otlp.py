@@ -22,10 +22,11 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.metrics.v1.metrics_pb2 import Metric, NumberDataPoint
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from ingest.sources.otlp import key_values
 
 PATHS: dict[type[Message], str] = {
     ExportLogsServiceRequest: "/v1/logs",
@@ -40,30 +41,6 @@ def nanos(when: str | datetime) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
-def any_value(value: Any) -> AnyValue:
-    if isinstance(value, bool):
-        return AnyValue(bool_value=value)
-    if isinstance(value, int):
-        return AnyValue(int_value=value)
-    if isinstance(value, float):
-        return AnyValue(double_value=value)
-    if isinstance(value, bytes):
-        return AnyValue(bytes_value=value)
-    if isinstance(value, list):
-        out = AnyValue()
-        out.array_value.values.extend(any_value(v) for v in value)
-        return out
-    if isinstance(value, Mapping):
-        out = AnyValue()
-        out.kvlist_value.values.extend(key_values(value))
-        return out
-    return AnyValue(string_value=str(value))
-
-
-def key_values(attrs: Mapping[str, Any]) -> list[KeyValue]:
-    return [KeyValue(key=k, value=any_value(v)) for k, v in attrs.items()]
 
 
 def log_record(when: str | datetime, attrs: Mapping[str, Any], body: str = "") -> LogRecord:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.otlp_stack import running
+
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 180
 STOP_DEADLINE_S = 10.0
@@ -92,15 +94,6 @@ def _descendants(pid: int) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
-
-
-def _is_running(pid: int) -> bool:
-    """A process that exists and is not a zombie (an exited child nobody reaped yet)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _command(pid: int) -> str:
@@ -197,7 +190,7 @@ def test_every_signal_order_stops_every_process_within_10_s(
         if started.script.poll() is None:
             _send(started, target, name)
     started.script.wait(timeout=STOP_DEADLINE_S + 2)
-    while (left := {p for p in started.processes if _is_running(p)}) and (
+    while (left := {p for p in started.processes if running(p)}) and (
         time.monotonic() - first < STOP_DEADLINE_S
     ):
         time.sleep(0.2)

@@ -5,8 +5,9 @@ Owns the three signals' message classes, the content types (`application/x-proto
 `application/json`), gzip bodies and the one place OTLP/JSON's ids are read right:
 OTLP/JSON writes trace and span ids as hex, where protobuf's stock JSON parser expects
 base64 for `bytes` fields and would silently read other bytes (a 32-hex-digit trace id is
-valid base64 of 24 bytes). Must not map records onto events (ingest/parsers/otlp.py does)
-nor touch the spool or the warehouse.
+valid base64 of 24 bytes). Also builds AnyValues for whoever sends requests (the demo, the
+bench, the tests). Must not map records onto events (ingest/parsers/otlp.py does) nor
+touch the spool or the warehouse.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import gzip
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,6 +26,7 @@ from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 # The largest body the receiver takes, decompressed (413 past it): an exporter's batch
 # is a few MiB at most (Claude Code's 512 records are ~0.5 MiB of protobuf).
@@ -216,6 +219,33 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())[:300]
 
 
+def any_value(value: Any) -> AnyValue:
+    """A Python value as an OTLP AnyValue (bool, int, float, bytes, list, mapping, else
+    its text): what the demo's sender, the bench and the tests build requests with."""
+    if isinstance(value, bool):
+        return AnyValue(bool_value=value)
+    if isinstance(value, int):
+        return AnyValue(int_value=value)
+    if isinstance(value, float):
+        return AnyValue(double_value=value)
+    if isinstance(value, bytes):
+        return AnyValue(bytes_value=value)
+    if isinstance(value, list):
+        out = AnyValue()
+        out.array_value.values.extend(any_value(v) for v in value)
+        return out
+    if isinstance(value, Mapping):
+        out = AnyValue()
+        out.kvlist_value.values.extend(key_values(value))
+        return out
+    return AnyValue(string_value=str(value))
+
+
+def key_values(attrs: Mapping[str, Any]) -> list[KeyValue]:
+    """Attributes as OTLP KeyValues, in their order."""
+    return [KeyValue(key=k, value=any_value(v)) for k, v in attrs.items()]
+
+
 def gzip_body(body: bytes) -> bytes:
     """gzip as exporters send it (for tests, the bench and the demo's sender)."""
     return gzip.compress(body, compresslevel=1)
@@ -230,9 +260,11 @@ __all__ = [
     "Signal",
     "UnsupportedMediaType",
     "answer",
+    "any_value",
     "decode",
     "encoding_of",
     "gzip_body",
     "inflate",
+    "key_values",
     "status_body",
 ]

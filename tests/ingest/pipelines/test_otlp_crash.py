@@ -148,7 +148,7 @@ class Clients:
                     if _post(self.stack, "/v1/metrics", body) == 200:
                         break
                 except (OSError, http.client.HTTPException):
-                    pass
+                    pass  # the server is down (killed): retried below, as an exporter does
                 with self.lock:
                     self.retries += 1
                 assert time.monotonic() < deadline, "a batch was never acknowledged"
