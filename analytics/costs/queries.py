@@ -27,7 +27,8 @@ import warehouse
 from analytics.costs.pricing import LONG_CONTEXT_TOKENS
 from lib.access import Seen, visible_run_sql
 
-_LONG = (
+# Whether a call is long-context (its prompt past $long): analytics.costs.calls too.
+LONG_SQL = (
     "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
     " + coalesce(cache_write_tokens, 0) > $long"
 )
@@ -53,7 +54,7 @@ SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
        coalesce(sum(cost_usd), 0) AS logged_usd
 FROM (
     -- whether a call is long-context, worked out once per row for its five sums
-    SELECT *, {_LONG} AS long
+    SELECT *, {LONG_SQL} AS long
     FROM events
     WHERE event = 'llm_call' AND ts >= $start AND ts < $end AND {visible_run_sql("run")}
 ) AS calls

@@ -3,10 +3,11 @@
 Never edit a migration that has shipped: append a new one. Version ranges by topic, so
 features can add theirs independently: 1-99 agent events and runs, 100-199 serving
 metrics, 200-299 requests and tokens, 300-399 log adapters (Claude Code, Codex, git),
-400-499 costs, 500-599 OpenTelemetry. Any migration not yet applied runs, in version order.
+400-499 costs, 500-599 OpenTelemetry, 600-699 session replay and
+labels. Any migration not yet applied runs, in version order.
 """
 
-from warehouse.schema import adapters, events, otlp, serving, tokens
+from warehouse.schema import adapters, events, otlp, serving, sessions, tokens
 from warehouse.schema.migration import Migration
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -15,4 +16,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     *tokens.MIGRATIONS,
     *adapters.MIGRATIONS,
     *otlp.MIGRATIONS,
+    *sessions.MIGRATIONS,
 )
