@@ -9,7 +9,7 @@ from django.urls import NoReverseMatch, reverse
 NAV_ITEMS = (
     ("overview", "Overview", "overview"),
     ("serving", "Serving", "serving"),
-    ("tokens", "Tokens", "tokens"),
+    ("tokens", "Token tax", "tokens"),  # the per-language tax, not usage (Costs has that)
     ("costs", "Costs", "costs"),
     ("people", "People", "people"),
     ("alerts", "Alerts", "alerts"),

@@ -115,7 +115,10 @@ def test_at_phone_width_every_page_fits_and_its_navigation_is_reachable(
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{path} is {width} px wide"
         nav = page.locator("header.topbar nav a")
-        assert nav.count() == 8, path  # Runs Overview Serving Tokens Costs People Alerts Settings
+        assert nav.count() == 8, (
+            path
+        )  # Runs Overview Serving Token tax Costs People Alerts Settings
+        assert "Token tax" in nav.all_inner_texts(), path  # the per-language page, not usage
         assert page.evaluate(UNREACHABLE_LINKS) == [], path
         assert page.evaluate(SQUEEZED_CELLS, FEW_CHARACTERS) == [], path
     page.goto(f"{live_server.url}/")
