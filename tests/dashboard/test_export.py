@@ -5,8 +5,10 @@ import csv
 import io
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from dashboard.export import csv_chunks, csv_response, jsonl_chunks, jsonl_response
+from dashboard.templatetags.fleetscope_export import wants_csv
 
 
 def test_csv_escapes_formulas_and_writes_plain_values() -> None:
@@ -36,3 +38,15 @@ def test_responses_are_named_attachments() -> None:
     assert response["Content-Type"].startswith("text/csv")
     assert b"".join(response.streaming_content) == b"n\r\n1\r\n"
     assert jsonl_response("e.jsonl", [{"a": 1}])["Content-Type"] == "application/x-ndjson"
+
+
+def test_the_csv_link_keeps_the_filters_and_drops_the_paging(rf: Any) -> None:
+    from django.template import Context, Template
+
+    request = rf.get("/costs/", {"team": "a&b", "cursor": "x", "format": "html"})
+    html = Template("{% load fleetscope_export %}{% csv_link 'days' %}").render(
+        Context({"request": request})
+    )
+    assert 'href="/costs/?team=a%26b&amp;format=csv&amp;table=days"' in html
+    assert wants_csv(rf.get("/costs/", {"format": "csv", "table": "days"})) == "days"
+    assert wants_csv(rf.get("/costs/")) is None
