@@ -22,7 +22,9 @@ tool calls, subagent links); no files, no warehouse queries. The mapping:
 
 Other line types (file-history snapshots, hook progress, queue operations, titles...)
 are skipped by rule and counted; a line that is not a JSON object, or a known type
-without its session id or a valid timestamp, goes to quarantine.
+without its session id or a valid timestamp, goes to quarantine. The turns of the same
+`user` and `assistant` lines (prompts, responses, tool calls and results, for replay)
+and the session's label are claude_code_turns.py's, loaded with these events.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ from ingest.parsers.claude_code_subagents import (
     subagent_outcome,
 )
 from ingest.parsers.claude_code_tools import add_tool_results, add_tool_use, text_of
+from ingest.parsers.claude_code_turns import add_turns
 from ingest.parsers.claude_code_usage import add_llm_call, check_usage
 from ingest.parsers.event_rows import BOM, EventRows, Reject, check_name, read_timestamp
+from ingest.parsers.session_turns import SessionRows
 from ingest.parsers.tool_calls import ToolResult, ToolUse
 from warehouse.schema.events import EventKind
 
@@ -76,6 +80,7 @@ class ParsedTranscript:
     settles against other lines or stored events (results, subagent links and usages)."""
 
     rows: EventRows = field(default_factory=EventRows)
+    session: SessionRows = field(default_factory=SessionRows)  # turns and labels (replay)
     uses: dict[str, ToolUse] = field(default_factory=dict)  # this chunk's tool calls
     subagent_calls: dict[str, SubagentCall] = field(default_factory=dict)  # by tool use id
     results: list[ToolResult] = field(default_factory=list)
@@ -154,8 +159,10 @@ def parse_chunk(
         try:
             if kind == "assistant":
                 _assistant(parsed, doc, line_no)
+                add_turns(parsed.session, doc, line_no, kind, source or "")
             elif kind == "user":
                 _user(parsed, doc, line_no)
+                add_turns(parsed.session, doc, line_no, kind, source or "")
             elif kind == "progress":
                 _progress(parsed, doc, line_no)
             elif kind == "system" and doc.get("subtype") == "compact_boundary":

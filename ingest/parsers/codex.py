@@ -22,19 +22,21 @@ files, no warehouse. The mapping:
 - `summary`: a compaction; `error`: an error event.
 
 Other line types are skipped by rule and counted; a line that is not a JSON object or
-lacks a valid timestamp goes to quarantine.
+lacks a valid timestamp goes to quarantine. The turns of the same lines (messages, tool
+calls and outputs, reasoning summaries, for replay) and the session's label are
+codex_turns.py's, loaded with these events.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from ingest.parsers.codex_turns import add_line, exit_code
 from ingest.parsers.event_rows import (
     BOM,
     EventRows,
@@ -43,6 +45,7 @@ from ingest.parsers.event_rows import (
     check_name,
     read_timestamp,
 )
+from ingest.parsers.session_turns import SessionRows
 from ingest.parsers.tool_calls import (
     GIT_COMMIT_COMMAND,
     ToolResult,
@@ -51,14 +54,14 @@ from ingest.parsers.tool_calls import (
 )
 from warehouse.schema.events import EventKind
 
+__all__ = ["SOURCE_KIND", "ParsedRollouts", "RolloutState", "exit_code", "parse_chunk"]
+
 SOURCE_KIND = "codex"
 AGENT = "main"
 RAW_TEXT_LIMIT = 64 * 1024
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 _TOOL_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-# How Codex reports a command's exit status in a tool output, across versions.
-_EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.MULTILINE)
 
 
 @dataclass
@@ -96,6 +99,7 @@ class ParsedRollouts:
     not forks, once within their run."""
 
     rows: EventRows = field(default_factory=EventRows)
+    session: SessionRows = field(default_factory=SessionRows)  # turns and labels (replay)
     run_counts: EventRows = field(default_factory=EventRows)
     uses: dict[str, ToolUse] = field(default_factory=dict)
     results: list[ToolResult] = field(default_factory=list)
@@ -154,6 +158,8 @@ def parse_chunk(
             _line(parsed, state, source, line_no, str(kind), payload, doc)
         except Reject as exc:
             _reject(parsed, source, line_no, at, line, f"{kind} line: {exc}")
+            continue
+        add_line(parsed.session, state.run, source, line_no, str(kind), payload, doc)
     return parsed
 
 
@@ -354,22 +360,6 @@ def _command_text(value: Any) -> str:
     if isinstance(value, list):
         return " ".join(str(part) for part in value)
     return value if isinstance(value, str) else ""
-
-
-def exit_code(output: str) -> int | None:
-    """The exit code a tool output reports: JSON `metadata.exit_code` (older Codex) or an
-    `Exit code: N` / `Process exited with code N` line (newer)."""
-    if output.startswith("{"):
-        try:
-            doc = orjson.loads(output)
-        except orjson.JSONDecodeError:
-            doc = None
-        if isinstance(doc, dict):
-            metadata = doc.get("metadata")
-            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
-            return code if isinstance(code, int) else None
-    match = _EXIT_CODE.search(output[:4096])
-    return int(match[1]) if match else None
 
 
 def _tool_output(

@@ -13,7 +13,8 @@ response once: the main agent's is kept, whichever file or pass brought either f
 (a replay read first is deleted when its parent arrives); a sidechain's own responses,
 with message ids the main agent never had, count. A response whose requestId Claude
 Code's OpenTelemetry already brought (an `api_request` of the same session) is not
-stored again (ingest/pipelines/otlp_calls.py).
+stored again (ingest/pipelines/otlp_calls.py). The same lines' session turns and label
+are stored in that transaction too (ingest/pipelines/session_loading.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import warehouse
 from ingest.parsers import claude_code as parser
 from ingest.parsers import claude_code_subagents as subagents
 from ingest.parsers.tool_calls import ToolUse, resolve_results
-from ingest.pipelines import otlp_calls, run_rollups, transcript_files
+from ingest.pipelines import otlp_calls, run_rollups, session_loading, transcript_files
 from ingest.pipelines.adapter_loading import (
     Dedup,
     insert_new,
@@ -225,6 +226,7 @@ def load_parsed(
     update_llm_outputs(cur, SOURCE_KIND, outputs)
     _correct_subagent_outputs(cur, unsettled_runs)
     _delete_replays(cur, parents)
+    session_loading.load_session(cur, parsed.session, SOURCE_KIND)  # turns, labels: replay
     quarantined = sum(
         insert_quarantine(cur, SOURCE_KIND, source, table) for source, table in rejected.items()
     )

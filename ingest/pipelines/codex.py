@@ -6,7 +6,9 @@ lines before them, so a rollout that grows is read on from where it stopped with
 run and model its earlier lines named. Results whose call was loaded earlier update that
 call. Token counts of forked or child rollouts (which replay their parent's history) are
 kept once across all rollouts; a rollout's parent is read first when both are in the
-same sessions folder (rollout file names start with their creation time).
+same sessions folder (rollout file names start with their creation time). The same
+lines' session turns and label are stored in that transaction too
+(ingest/pipelines/session_loading.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pyarrow as pa
 import warehouse
 from ingest.parsers import codex as parser
 from ingest.parsers.tool_calls import ToolUse, resolve_results
-from ingest.pipelines import transcript_files
+from ingest.pipelines import session_loading, transcript_files
 from ingest.pipelines.adapter_loading import (
     Dedup,
     insert_new,
@@ -127,6 +129,7 @@ def load_parsed(
     accepted = insert_new(cur, own, source_kind=SOURCE_KIND, source="", dedup=Dedup.RUN)
     accepted += insert_new(cur, shared, source_kind=SOURCE_KIND, source="", dedup=Dedup.SOURCE_KIND)
     update_tool_calls(cur, SOURCE_KIND, resolution.stored_outcomes)
+    session_loading.load_session(cur, parsed.session, SOURCE_KIND)  # turns, labels: replay
     quarantined = sum(
         insert_quarantine(cur, SOURCE_KIND, source, table) for source, table in rejected.items()
     )
