@@ -8,7 +8,8 @@ the events of the same lines are claude_code.py's).
   turn without content), `tool_use` -> tool_call (the tool, the input as compact JSON);
   an API error Claude Code wrote in place of a response is an error response.
 - A subagent's lines (isSidechain) are turns of `agent-<agentId>`, as their events are.
-- Labels: the main agent's `cwd`, `gitBranch` and first real prompt (not a command or
+- Labels: the main agent's `cwd`, `gitBranch` (any of its lines), its first line's time
+  and its first real prompt (not a command or
   reminder Claude Code wrapped in `<...>`, not a meta or compaction-summary line).
 
 Pure; a line without a session id or a valid timestamp gives no turns (its events
@@ -70,23 +71,24 @@ def add_turns(rows: SessionRows, doc: dict[str, Any], line_no: int, kind: str, s
         "source": source,
         "line_no": line_no,
     }
+    prompt = None
     if kind == "user":
         prompt = _user(rows, at, blocks)
-        if agent == MAIN_AGENT:
-            real = prompt is not None and not _wrapped(doc, prompt)
-            rows.label(
-                run,
-                source,
-                ts,
-                ts_ms,
-                cwd=_text(doc.get("cwd")),
-                branch=_text(doc.get("gitBranch")),
-                prompt=prompt if real else None,
-            )
     elif doc.get("isApiErrorMessage") is True:
         rows.turn(**at, seq=0, kind=TurnKind.RESPONSE, text=content_text(content), is_error=True)
     else:
         _assistant(rows, at, blocks)
+    if agent == MAIN_AGENT:
+        real = prompt is not None and not _wrapped(doc, prompt)
+        rows.label(
+            run,
+            source,
+            ts,
+            ts_ms,
+            cwd=_text(doc.get("cwd")),
+            branch=_text(doc.get("gitBranch")),
+            prompt=prompt if real else None,
+        )
 
 
 def _text(value: Any) -> str | None:
