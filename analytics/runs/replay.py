@@ -47,22 +47,63 @@ _BEFORE = """($before_ts::TIMESTAMPTZ IS NULL OR ts < $before_ts OR (ts = $befor
     source < $before_source OR (source = $before_source AND (
     source_line < $before_line OR (source_line = $before_line AND seq < $before_seq))))))"""
 
-# A session's transcript turns, without the results paired to a call of the session
-# (those come with their call: RESULTS_SQL).
-_TRANSCRIPT_TURNS = """
-WITH t AS (
+_COLUMNS = (
+    "ts", "agent", "kind", "tool", "tool_use_id", "is_error", "captured", "text",
+    "text_chars", "source", "source_line", "seq", "model",
+)  # fmt: skip
+# A session's transcript turns, without the results paired to a call of the session:
+# each listed call carries its result (the first logged under its tool_use_id) in the
+# `r_*` columns, so a page is one statement.
+_TRANSCRIPT_PAGE = """
+WITH every AS MATERIALIZED (
     SELECT ts, agent, kind, tool, tool_use_id, is_error, captured, text, text_chars,
            source, coalesce(source_line, 0) AS source_line, seq, CAST(NULL AS VARCHAR) AS model
     FROM session_turns
-    WHERE run = $run AND ($agent::VARCHAR IS NULL OR agent = $agent)
+    WHERE run = $run
+),
+t AS (SELECT * FROM every WHERE $agent::VARCHAR IS NULL OR agent = $agent),
+listed AS (
+    SELECT * FROM t
+    WHERE NOT (kind = 'tool_result' AND tool_use_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM t AS c WHERE c.kind = 'tool_call' AND c.tool_use_id = t.tool_use_id))
+      AND {condition}
+    ORDER BY {order}
+    LIMIT $limit
+),
+results AS (
+    SELECT * FROM t
+    WHERE kind = 'tool_result'
+      AND tool_use_id IN (SELECT tool_use_id FROM listed WHERE kind = 'tool_call')
+    QUALIFY row_number() OVER (PARTITION BY tool_use_id ORDER BY ts, source, source_line, seq) = 1
+),
+page AS (
+    SELECT l.*, {result_columns}
+    FROM listed AS l
+    LEFT JOIN results AS r ON l.kind = 'tool_call' AND r.tool_use_id = l.tool_use_id
+),
+summary AS (
+    SELECT count(*) AS s_turns, coalesce(bool_or(captured), false) AS s_captured,
+           list(DISTINCT agent ORDER BY agent) AS s_agents
+    FROM every
+),
+label AS (
+    SELECT arg_min(project, first_ts) FILTER (WHERE project IS NOT NULL) AS project,
+           arg_min(cwd, first_ts) FILTER (WHERE cwd IS NOT NULL) AS cwd,
+           arg_min(branch, first_ts) FILTER (WHERE branch IS NOT NULL) AS branch,
+           arg_min(first_prompt, first_ts) FILTER (WHERE first_prompt IS NOT NULL)
+               AS first_prompt,
+           min(first_ts) AS first_ts, count(*) AS label_rows
+    FROM session_labels WHERE run = $run
 )
-SELECT * FROM t
-WHERE NOT (kind = 'tool_result' AND tool_use_id IS NOT NULL AND EXISTS (
-    SELECT 1 FROM t AS c WHERE c.kind = 'tool_call' AND c.tool_use_id = t.tool_use_id))
+SELECT page.*, summary.*, label.project AS s_project, label.cwd AS s_cwd,
+       label.branch AS s_branch, label.first_prompt AS s_first_prompt,
+       label.first_ts AS s_first_ts, label.label_rows AS s_label_rows
+FROM summary CROSS JOIN label LEFT JOIN page ON true
+ORDER BY {order_l}
 """
-# The same shape from a session's OpenTelemetry events (no transcript turns).
-_OTLP_TURNS = """
-WITH t AS (
+# The same shape from a session's OpenTelemetry events (no transcript turns; no pairs).
+_OTLP_PAGE = """
+WITH e AS (
     SELECT ts, agent,
            CASE event WHEN 'llm_call' THEN 'response' ELSE event END AS kind,
            tool, CAST(NULL AS VARCHAR) AS tool_use_id, ok = false AS is_error,
@@ -74,65 +115,49 @@ WITH t AS (
     FROM events
     WHERE run = $run AND source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call')
       AND ($agent::VARCHAR IS NULL OR agent = $agent)
-)
-SELECT ts, agent, kind, tool, tool_use_id, is_error, text IS NOT NULL AS captured, text,
-       CASE WHEN event = 'prompt' THEN coalesce(
-           TRY_CAST(json_extract_string(attrs, '$.prompt_length') AS BIGINT), length(text))
-       END AS text_chars,
-       source, source_line, seq, model
-FROM t
-"""
-
-
-def _page_sql(turns: str, condition: str, order: str) -> str:
-    return (
-        f"SELECT * FROM ({turns}) AS turns WHERE {condition} "
-        f"ORDER BY ts {order}, source {order}, source_line {order}, seq {order} LIMIT $limit"
-    )
-
-
-TRANSCRIPT_AFTER_SQL = _page_sql(_TRANSCRIPT_TURNS, _AFTER, "ASC")
-TRANSCRIPT_BEFORE_SQL = _page_sql(_TRANSCRIPT_TURNS, _BEFORE, "DESC")
-OTLP_AFTER_SQL = _page_sql(_OTLP_TURNS, _AFTER, "ASC")
-OTLP_BEFORE_SQL = _page_sql(_OTLP_TURNS, _BEFORE, "DESC")
-
-# The results of a page's calls: the first logged of each tool_use_id.
-RESULTS_SQL = """
-SELECT ts, agent, kind, tool, tool_use_id, is_error, captured, text, text_chars,
-       source, coalesce(source_line, 0) AS source_line, seq, CAST(NULL AS VARCHAR) AS model
-FROM session_turns
-WHERE run = $run AND kind = 'tool_result' AND list_contains($ids, tool_use_id)
-QUALIFY row_number() OVER (PARTITION BY tool_use_id ORDER BY ts, source, source_line, seq) = 1
-"""
-
-# Where the session's turns come from, whether any content was captured, its agents.
-ORIGIN_SQL = """
-WITH transcript AS (
-    SELECT bool_or(captured) AS captured, list(DISTINCT agent ORDER BY agent) AS agents,
-           count(*) AS turns
-    FROM session_turns WHERE run = $run
 ),
-otlp AS (
-    SELECT bool_or(event = 'prompt' AND json_extract_string(attrs, '$.prompt') IS NOT NULL)
-               AS captured,
-           list(DISTINCT agent ORDER BY agent) AS agents, count(*) AS turns
-    FROM events
-    WHERE run = $run AND source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call')
+t AS (
+    SELECT ts, agent, kind, tool, tool_use_id, is_error, text IS NOT NULL AS captured, text,
+           CASE WHEN event = 'prompt' THEN coalesce(
+               TRY_CAST(json_extract_string(attrs, '$.prompt_length') AS BIGINT), length(text))
+           END AS text_chars,
+           source, source_line, seq, model
+    FROM e
 )
-SELECT t.turns AS transcript_turns, t.captured AS transcript_captured, t.agents AS transcript_agents,
-       o.turns AS otlp_turns, o.captured AS otlp_captured, o.agents AS otlp_agents,
-       (SELECT min(source_kind) FROM events WHERE run = $run) AS source_kind
-FROM transcript AS t, otlp AS o
+SELECT * FROM t WHERE {condition} ORDER BY {order} LIMIT $limit
 """
 
-# A run's label: each fact from the earliest row (by first_ts) that has it.
-LABEL_SQL = """
-SELECT arg_min(project, first_ts) FILTER (WHERE project IS NOT NULL) AS project,
-       arg_min(cwd, first_ts) FILTER (WHERE cwd IS NOT NULL) AS cwd,
-       arg_min(branch, first_ts) FILTER (WHERE branch IS NOT NULL) AS branch,
-       arg_min(first_prompt, first_ts) FILTER (WHERE first_prompt IS NOT NULL) AS first_prompt,
-       min(first_ts) AS first_ts, count(*) AS rows
-FROM session_labels WHERE run = $run
+
+def _order(direction: str, alias: str = "") -> str:
+    return ", ".join(f"{alias}{c} {direction}" for c in ("ts", "source", "source_line", "seq"))
+
+
+_RESULT_COLUMNS = ", ".join(f"r.{c} AS r_{c}" for c in _COLUMNS)
+TRANSCRIPT_AFTER_SQL = _TRANSCRIPT_PAGE.format(
+    condition=_AFTER, order=_order("ASC"), order_l=_order("ASC", "page."),
+    result_columns=_RESULT_COLUMNS,
+)  # fmt: skip
+TRANSCRIPT_BEFORE_SQL = _TRANSCRIPT_PAGE.format(
+    condition=_BEFORE, order=_order("DESC"), order_l=_order("DESC", "page."),
+    result_columns=_RESULT_COLUMNS,
+)  # fmt: skip
+OTLP_AFTER_SQL = _OTLP_PAGE.format(condition=_AFTER, order=_order("ASC"))
+OTLP_BEFORE_SQL = _OTLP_PAGE.format(condition=_BEFORE, order=_order("DESC"))
+
+# Asked only of a session without transcript turns: its OpenTelemetry figures and where
+# its events came from. (A transcript page carries its session's figures and label in
+# `s_*` columns: one statement, as each statement's table scans cost most of its time.)
+OTLP_SUMMARY_SQL = """
+SELECT count(*) FILTER (WHERE source_kind = 'otlp'
+                        AND event IN ('prompt', 'tool_call', 'llm_call')) AS turns,
+       coalesce(bool_or(source_kind = 'otlp' AND event = 'prompt'
+                        AND json_extract_string(attrs, '$.prompt') IS NOT NULL), false)
+           AS captured,
+       list(DISTINCT agent ORDER BY agent) FILTER (
+           WHERE source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call'))
+           AS agents,
+       min(source_kind) AS source_kind
+FROM events WHERE run = $run
 """
 
 
@@ -228,7 +253,6 @@ def replay_page(
 ) -> ReplayPage:
     """The turns after `cursor` (or before `before`; the first page without either), at
     most `limit` (DEFAULT_LIMIT), of one agent when `agent` is given."""
-    ensure_run(run, seen)
     size = read_limit(limit)
     if agent is not None and (problem := name_problem(agent, "agent")):
         raise ParameterError(problem)
@@ -236,58 +260,45 @@ def replay_page(
         raise ParameterError("give cursor or before, not both")
     after_key = decode_cursor(cursor) if cursor else None
     before_key = decode_cursor(before) if before else None
-    origin_row = warehouse.fetch_one(ORIGIN_SQL, {"run": run}) or {}
-    origin, captured, agents = _origin(origin_row)
-    label = _label(run)
-    if origin is None:
-        return ReplayPage(
-            run, None, origin_row.get("source_kind"), False, [], label, [], None, None
-        )
-    params: dict[str, Any] = {"run": run, "agent": agent or None, "limit": size + 1}
+    if not seen.sees_run(run):
+        ensure_run(run, seen)  # the NotFoundError of a run that does not exist
     backwards = before_key is not None
+    params: dict[str, Any] = {"run": run, "agent": agent or None, "limit": size + 1}
     params.update(
         _key_params("before", before_key) if backwards else _key_params("after", after_key)
     )
-    if origin == "transcript":
-        sql = TRANSCRIPT_BEFORE_SQL if backwards else TRANSCRIPT_AFTER_SQL
-    else:
-        sql = OTLP_BEFORE_SQL if backwards else OTLP_AFTER_SQL
+    sql = TRANSCRIPT_BEFORE_SQL if backwards else TRANSCRIPT_AFTER_SQL
     rows = warehouse.fetch_all(sql, params)
+    first = rows[0] if rows else {}
+    origin, source_kind = "transcript", None
+    label = _label({k[2:]: v for k, v in first.items() if k.startswith("s_")})
+    captured, agents = bool(first.get("s_captured")), list(first.get("s_agents") or [])
+    if not first.get("s_turns"):
+        ensure_run(run, seen)  # turns are stored with events: only a run without may not exist
+        summary = warehouse.fetch_one(OTLP_SUMMARY_SQL, {"run": run}) or {}
+        source_kind = summary.get("source_kind")
+        if not summary.get("turns"):
+            return ReplayPage(run, None, source_kind, False, [], label, [], None, None)
+        origin = "otlp"
+        captured, agents = bool(summary.get("captured")), list(summary.get("agents") or [])
+        rows = warehouse.fetch_all(OTLP_BEFORE_SQL if backwards else OTLP_AFTER_SQL, params)
+    rows = [row for row in rows if row["ts"] is not None]
     more = len(rows) > size
     rows = rows[:size]
     if backwards:
         rows.reverse()
-    turns = _with_results(run, [_turn(row, origin) for row in rows])
+    turns = [_with_result(row, origin) for row in rows]
     if backwards:
         previous = _cursor_of(turns[0]) if more and turns else None
         following = _cursor_of(turns[-1]) if turns else None
     else:
         following = _cursor_of(turns[-1]) if more and turns else None
         previous = _cursor_of(turns[0]) if after_key is not None and turns else None
-    return ReplayPage(
-        run,
-        origin,
-        origin_row.get("source_kind"),
-        captured,
-        agents,
-        label,
-        turns,
-        following,
-        previous,
-    )
+    return ReplayPage(run, origin, source_kind, captured, agents, label, turns, following, previous)
 
 
-def _origin(row: dict[str, Any]) -> tuple[str | None, bool, list[str]]:
-    if row.get("transcript_turns"):
-        return "transcript", bool(row["transcript_captured"]), list(row["transcript_agents"])
-    if row.get("otlp_turns"):
-        return "otlp", bool(row["otlp_captured"]), list(row["otlp_agents"])
-    return None, False, []
-
-
-def _label(run: str) -> SessionLabel | None:
-    row = warehouse.fetch_one(LABEL_SQL, {"run": run})
-    if not row or not row["rows"]:
+def _label(row: dict[str, Any]) -> SessionLabel | None:
+    if not row.get("label_rows"):
         return None
     return SessionLabel(
         row["project"], row["cwd"], row["branch"], row["first_prompt"], _utc(row["first_ts"])
@@ -342,16 +353,10 @@ def _turn(row: dict[str, Any], origin: str) -> Turn:
     )
 
 
-def _with_results(run: str, turns: list[Turn]) -> list[Turn]:
-    """Each tool call of the page with its result (one bulk query for the page)."""
-    ids = sorted({t.tool_use_id for t in turns if t.kind == "tool_call" and t.tool_use_id})
-    if not ids:
-        return turns
-    rows = warehouse.fetch_all(RESULTS_SQL, {"run": run, "ids": ids})
-    results = {row["tool_use_id"]: _turn(row, "transcript") for row in rows}
-    return [
-        replace(t, result=results[t.tool_use_id])
-        if t.kind == "tool_call" and t.tool_use_id in results
-        else t
-        for t in turns
-    ]
+def _with_result(row: dict[str, Any], origin: str) -> Turn:
+    """A listed row's turn, with its call's result from the row's `r_*` columns."""
+    turn = _turn(row, origin)
+    if row.get("r_ts") is None:
+        return turn
+    result = {name[2:]: value for name, value in row.items() if name.startswith("r_")}
+    return replace(turn, result=_turn(result, origin))
