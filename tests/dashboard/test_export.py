@@ -4,8 +4,9 @@ parses back, both in chunks."""
 import csv
 import io
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from dashboard.export import csv_chunks, csv_response, jsonl_chunks, jsonl_response
 from dashboard.templatetags.fleetscope_export import wants_csv
@@ -36,7 +37,7 @@ def test_responses_are_named_attachments() -> None:
     response = csv_response('runs "x".csv', ["n"], [[1]])
     assert response["Content-Disposition"] == 'attachment; filename="runs--x-.csv"'
     assert response["Content-Type"].startswith("text/csv")
-    assert b"".join(response.streaming_content) == b"n\r\n1\r\n"
+    assert b"".join(cast(Iterator[bytes], response.streaming_content)) == b"n\r\n1\r\n"
     assert jsonl_response("e.jsonl", [{"a": 1}])["Content-Type"] == "application/x-ndjson"
 
 

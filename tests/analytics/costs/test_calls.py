@@ -51,7 +51,7 @@ def test_a_logged_cost_wins_and_unknowns_are_none() -> None:
 
 def test_grouped_costs_agree_with_the_hand_sum(lake: Path) -> None:
     def call(agent: str, model: str, inp: int, out: int, cost: float | None = None) -> bytes:
-        event = {
+        event: dict[str, object] = {
             "ts": "2026-01-14T10:00:00Z",
             "run": "r",
             "agent": agent,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ViewportSize, expect
+from playwright.sync_api import Browser, Dialog, ViewportSize, expect
 
 from ingest.pipelines.claude_code import run_claude_code
 from tests.analytics.runs.replay_world import PROMPT, SESSION, write_session
@@ -43,7 +43,12 @@ def test_the_replay_reads_as_a_conversation_and_fits_both_widths(
     shots.mkdir(parents=True, exist_ok=True)
     page = open_page(browser, viewport=WIDTHS["1440"])
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     log_in(page, live_server.url)
     url = f"{live_server.url}/runs/{SESSION}/replay/"
     page.goto(url)
