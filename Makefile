@@ -32,8 +32,10 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy .
 
+# One worker per core (pytest-xdist), each taking whole files: `PYTEST_WORKERS=1` for one process.
+PYTEST_WORKERS ?= $(shell nproc)
 pytest: venv
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Programs the suite starts for itself (Chromium, PostgreSQL, Redis), installed if missing.
 services:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from analytics.costs.models import ModelPrice
-from analytics.costs.price_files import SHIPPED_PRICES, read_price_file
+from analytics.costs.price_files import SHIPPED_PRICES, load_shipped_prices, read_price_file
 from analytics.costs.pricing import PriceBook
 from lib.errors import ParameterError
 
@@ -105,9 +105,12 @@ def test_a_price_without_output_is_refused(tmp_path: Path) -> None:
         read_price_file(path, date(2026, 1, 1))
 
 
-def test_the_shipped_prices_are_in_a_new_database_and_match_dated_names(db: None) -> None:
+def test_the_shipped_prices_match_dated_names(db: None) -> None:
+    # What a new database holds is checked where `migrate` makes one (test_migrate.py);
+    # here the list is loaded again, as a live-server test before this one on the same
+    # worker may have flushed every table.
     shipped = read_price_file(SHIPPED_PRICES, date(2026, 1, 1))
-    assert ModelPrice.objects.filter(source="shipped").count() == len(shipped) > 20
+    assert load_shipped_prices() == len(shipped) > 20
     book = PriceBook.load()
     haiku = book.price("claude-haiku-4-5-20251001", date(2026, 2, 12))
     assert haiku is not None and (haiku.input, haiku.output) == (1.0, 5.0)

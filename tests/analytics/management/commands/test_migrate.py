@@ -3,11 +3,14 @@
 still works on its own."""
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
+
+from analytics.costs.price_files import SHIPPED_PRICES
 
 ROOT = Path(__file__).resolve().parents[4]
 EVENT = b'{"ts":"2026-01-14T10:06:40Z","run":"r1","agent":"w-1","event":"commit","commit":{"sha":"9f2c1e0"}}\n'
@@ -50,6 +53,13 @@ def test_ingest_before_migrate_says_what_to_run_and_migrate_makes_it_work(tmp_pa
         "applied warehouse migrations [1, 2, 100, 101, 200, 300, 301, 302, 500, 501, 510, 600];"
         " schema version 600"
     )
+    # The new database holds the shipped list prices, one row per entry of the file.
+    entries = orjson.loads(SHIPPED_PRICES.read_bytes())["prices"]
+    with sqlite3.connect(data_dir / "fleetscope.sqlite3") as db:
+        (shipped,) = db.execute(
+            "select count(*) from analytics_modelprice where source = 'shipped'"
+        ).fetchone()
+    assert shipped == len(entries) > 20
     after = _manage(data_dir, "ingest", "agent-events", str(log))
     assert after.returncode == 0, after.stderr
     assert orjson.loads(after.stdout.splitlines()[-1])["accepted"] == 1
