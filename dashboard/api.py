@@ -12,6 +12,7 @@ import warehouse
 from analytics.alerts.api import alerts_router, channels_router, rules_router, silences_router
 from analytics.costs.api import costs_router, prices_router
 from analytics.people.api import router as people_router
+from analytics.runs.agent_api import router as agent_router
 from analytics.runs.api import quarantine_router
 from analytics.runs.api import router as runs_router
 from analytics.runs.replay_api import router as replay_router
@@ -103,7 +104,9 @@ def health(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-# Before the runs router: /runs/{run}/replay is never read as a run's name.
+# Before the runs router: /runs/{run}/replay and /runs/{run}/agents/{agent} are never
+# read as a run's name.
+api.add_router("/runs", agent_router, tags=["runs"])
 api.add_router("/runs", replay_router, tags=["runs"])
 api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/quarantine", quarantine_router, tags=["runs"])

@@ -16,6 +16,7 @@ from dashboard.pages import serving as serving_pages
 from dashboard.pages import serving_views, settings_audit, settings_teams, settings_users
 from dashboard.pages import settings as settings_pages
 from dashboard.pages import tokens as tokens_pages
+from dashboard.pages.run_agent import run_agent, run_agent_timeline_chart
 from dashboard.pages.run_replay import run_replay
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
@@ -38,6 +39,14 @@ urlpatterns = [
         views.run_error_rate_chart,
         name="run-error-rate-chart",
     ),
+    # Before `run` and the replay: an agent's page is never read as a run's name (the run ends at the
+    # last /agents/; either may hold a `/`).
+    path(
+        "runs/<path:run>/agents/<path:agent>/timeline.json",
+        run_agent_timeline_chart,
+        name="run-agent-timeline-chart",
+    ),
+    path("runs/<path:run>/agents/<path:agent>/", run_agent, name="run-agent"),
     path("runs/<path:run>/replay/", run_replay, name="run-replay"),
     path("runs/<path:run>/", views.run_detail, name="run"),
     path("tokens/", tokens_pages.tokens_page, name="tokens"),

@@ -39,18 +39,19 @@ _SUMS_SQL = """
 _USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
-def grouped_usage_sql(key_sql: str, where_sql: str) -> str:
+def grouped_usage_sql(key_sql: str, where_sql: str, relation: str = "events") -> str:
     """SQL answering, for the llm_call rows of `events` matching `where_sql`, one row per
     (`key`, model, UTC day, logged, fast) with its sums; bind `$long` to
     LONG_CONTEXT_TOKENS (usage_params) and the where clause's own parameters. Both
-    fragments are fixed text from the caller, never from a request."""
+    fragments are fixed text from the caller, never from a request. `relation` names
+    another relation with events' columns (a CTE of rows already read) to group instead."""
     return f"""
 SELECT {key_sql} AS key, model,
        (ts AT TIME ZONE 'UTC')::DATE AS utc_day,
        cost_usd IS NOT NULL AS logged,
        speed IS NOT DISTINCT FROM 'fast' AS fast,{_SUMS_SQL}
 FROM (
-    SELECT *, {LONG_SQL} AS long FROM events
+    SELECT *, {LONG_SQL} AS long FROM {relation}
     WHERE event = 'llm_call' AND ({where_sql})
 ) AS calls
 GROUP BY ALL

@@ -164,19 +164,25 @@ ORDER BY g.gap_start
 """
 )
 
+# An agent's place in the tree, over its rows: a spawn event is authoritative for its
+# parent and role; otherwise the first event that names them (the agent page reads them
+# with these same aggregates, analytics/runs/agent.py).
+PARENT_SQL = (
+    "arg_min(parent, (event <> 'spawn', ts, source_line)) FILTER (WHERE parent IS NOT NULL)"
+)
+ROLE_SQL = "arg_min(role, (event <> 'spawn', ts, source_line)) FILTER (WHERE role IS NOT NULL)"
+
 AGENTS_SQL = (
     _RUN_EVENTS
-    + """,
+    + f""",
 figures AS (
     -- One pass over the run's events (two, one for the links and one for the figures,
     -- took 155-184 ms against 120-127 for a 500,000-event run). A spawn event is
     -- authoritative for an agent's parent and role; otherwise the first event that
     -- names them.
     SELECT agent,
-           arg_min(parent, (event <> 'spawn', ts, source_line))
-               FILTER (WHERE parent IS NOT NULL) AS parent,
-           arg_min(role, (event <> 'spawn', ts, source_line))
-               FILTER (WHERE role IS NOT NULL) AS role,
+           {PARENT_SQL} AS parent,
+           {ROLE_SQL} AS role,
            count(*) AS events,
            count(*) FILTER (WHERE is_commit) AS commits,
            count(*) FILTER (WHERE is_error) AS errors,

@@ -1,6 +1,7 @@
 """The agent tree of a run (root planner -> planners/subplanners -> workers), built from
 the per-agent rows of analytics.runs.queries.agents() by their parent links, with each
-node's figures summed over its subtree.
+node's figures summed over its subtree (USD too, when the run's agent costs are given:
+analytics.runs.agent_costs).
 
 Pure: rows in, nodes out; never queries. A parent link that would close a cycle is
 ignored (that agent becomes a root), so a bad log cannot hang a page.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from analytics.costs.calls import Cost
 from analytics.runs.paging import AgentSort, Paging
 from analytics.runs.queries import AgentFigures
 from lib.errors import ParameterError
@@ -26,6 +28,8 @@ class Totals:
     errors: int = 0
     attempts: int = 0
     tokens: int = 0  # input + output
+    usd: float | None = None  # None: no call here could be priced (or none was made)
+    unpriced_calls: int = 0  # llm_calls of a model without a price, left out of usd
 
     def add(self, other: Totals) -> None:
         self.agents += other.agents
@@ -34,6 +38,9 @@ class Totals:
         self.errors += other.errors
         self.attempts += other.attempts
         self.tokens += other.tokens
+        if other.usd is not None:
+            self.usd = (self.usd or 0.0) + other.usd
+        self.unpriced_calls += other.unpriced_calls
 
 
 @dataclass
@@ -52,7 +59,7 @@ class AgentNode:
         return self.subtree.agents - 1
 
 
-def _own(row: AgentFigures) -> Totals:
+def _own(row: AgentFigures, cost: Cost | None) -> Totals:
     return Totals(
         agents=1,
         events=row.events,
@@ -60,13 +67,22 @@ def _own(row: AgentFigures) -> Totals:
         errors=row.errors,
         attempts=row.attempts,
         tokens=row.input_tokens + row.output_tokens,
+        usd=cost.usd if cost else None,
+        unpriced_calls=cost.unpriced_calls if cost else 0,
     )
 
 
-def build_agent_tree(rows: Iterable[AgentFigures]) -> list[AgentNode]:
+def build_agent_tree(
+    rows: Iterable[AgentFigures], costs: Mapping[str, Cost] | None = None
+) -> list[AgentNode]:
     """Root nodes, each with its subtree; children sorted planners first, then by the
-    commits their subtree landed, then by name."""
-    nodes = {row.agent: AgentNode(row.agent, row.parent, row.role, _own(row)) for row in rows}
+    commits their subtree landed, then by name. `costs` (agent -> Cost) gives each node
+    its own USD, summed over subtrees like the other figures."""
+    costs = costs or {}
+    nodes = {
+        row.agent: AgentNode(row.agent, row.parent, row.role, _own(row, costs.get(row.agent)))
+        for row in rows
+    }
     roots = []
     for node in nodes.values():
         parent = nodes.get(node.parent) if node.parent is not None else None
@@ -121,6 +137,18 @@ def walk(roots: Iterable[AgentNode]) -> Iterable[AgentNode]:
         node = stack.pop()
         yield node
         stack.extend(reversed(node.children))
+
+
+def find_node(roots: Iterable[AgentNode], agent: str) -> tuple[AgentNode, AgentNode | None] | None:
+    """The agent's node and the node it hangs under in the tree (None for a root: no
+    parent, or a parent link that closed a cycle), or None when the tree lacks it."""
+    stack: list[tuple[AgentNode, AgentNode | None]] = [(root, None) for root in roots]
+    while stack:
+        node, parent = stack.pop()
+        if node.agent == agent:
+            return node, parent
+        stack.extend((child, node) for child in node.children)
+    return None
 
 
 def open_depth(roots: Iterable[AgentNode], max_rows: int) -> int:

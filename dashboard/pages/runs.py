@@ -21,10 +21,12 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from analytics import charts
+from analytics.costs.pricing import PriceBook
 from analytics.runs import charts as run_charts
 from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries, serving_latency
+from analytics.runs.agent_costs import agent_costs
 from analytics.runs.paging import COMMIT_SORTS, TREE_SORTS, AgentSort, Paging
 from analytics.runs.status import RunStatus, run_statuses
 from analytics.runs.tree import TreePage, build_agent_tree, open_depth, page_tree
@@ -313,8 +315,13 @@ def _agent_stats(rows: list[queries.AgentFigures]) -> dict[str, Any]:
 
 
 def _tree_context(run: str, window: RunWindow, lists: RunLists, seen: Seen) -> dict[str, Any]:
+    # The USD of every agent in one grouped statement, beside the rows (not nested in
+    # _agent_rows' own gather: a pool task waiting on the pool could starve it); prices
+    # are read here, on the request's own database connection.
+    costs = _QUERIES.submit(agent_costs, run, window.time_range, PriceBook.load())
     rows = _agent_rows(run, window, seen)
-    tree: TreePage = page_tree(build_agent_tree(rows), lists.tree_sort, lists.tree, lists.find)
+    roots = build_agent_tree(rows, costs.result())
+    tree: TreePage = page_tree(roots, lists.tree_sort, lists.tree, lists.find)
     return {
         "tree": tree.roots,
         "tree_page": tree,

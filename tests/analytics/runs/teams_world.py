@@ -120,7 +120,8 @@ def build_world(tmp_path: Path) -> World:
 
 def run_routes(prefix: str) -> list[str]:
     """Every route of the URL map under `prefix` that names a run, as a path with `{run}`
-    to fill in (read from the URL map, so a route added later is walked too)."""
+    to fill in (read from the URL map, so a route added later is walked too); a route
+    naming an agent names `w`, which every run of the world has."""
     from django.urls import URLResolver, get_resolver
 
     def walk(patterns: list[Any], above: str) -> list[str]:
@@ -130,7 +131,9 @@ def run_routes(prefix: str) -> list[str]:
             if isinstance(pattern, URLResolver):
                 found += walk(pattern.url_patterns, route)
             elif route.startswith(prefix) and "<path:run>" in route:
-                found.append("/" + route.replace("<path:run>", "{run}"))
+                found.append(
+                    "/" + route.replace("<path:run>", "{run}").replace("<path:agent>", "w")
+                )
         return found
 
     return walk(get_resolver().url_patterns, "")
