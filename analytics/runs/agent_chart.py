@@ -14,19 +14,19 @@ from analytics import charts
 from analytics.runs.agent import ERROR_LANE, OTHER_LANE, AgentPage, TimelinePoint
 from lib.durations import format_duration
 
-# Lanes top to bottom, with their legend names and colours.
+# Lanes top to bottom, with their legend names (many, and one) and colours.
 LANES = (
-    ("spawn", "spawns", charts.COLORS["secondary"]),
-    ("task", "tasks", charts.COLORS["muted"]),
-    ("llm_call", "LLM calls", charts.COLORS["primary"]),
-    ("tool_call", "tool calls", "#0e7490"),
-    ("commit", "commits", charts.COLORS["good"]),
-    ("push", "pushes", "#65a30d"),
-    ("handoff", "handoffs", charts.COLORS["warn"]),
-    (ERROR_LANE, "errors", charts.COLORS["bad"]),
-    ("summary", "summaries", charts.COLORS["muted"]),
-    ("stop", "stops", charts.COLORS["muted"]),
-    (OTHER_LANE, "other", charts.COLORS["muted"]),
+    ("spawn", "spawns", "spawn", charts.COLORS["secondary"]),
+    ("task", "tasks", "task", charts.COLORS["muted"]),
+    ("llm_call", "LLM calls", "LLM call", charts.COLORS["primary"]),
+    ("tool_call", "tool calls", "tool call", "#0e7490"),
+    ("commit", "commits", "commit", charts.COLORS["good"]),
+    ("push", "pushes", "push", "#65a30d"),
+    ("handoff", "handoffs", "handoff", charts.COLORS["warn"]),
+    (ERROR_LANE, "errors", "error", charts.COLORS["bad"]),
+    ("summary", "summaries", "summary", charts.COLORS["muted"]),
+    ("stop", "stops", "stop", charts.COLORS["muted"]),
+    (OTHER_LANE, "other", "other", charts.COLORS["muted"]),
 )
 NO_EVENTS = "This agent logged no events: it is only named as a parent by its children."
 MARK_PX = 9
@@ -46,13 +46,16 @@ def build_timeline_figure(page: AgentPage) -> go.Figure:
     busiest = max((p.events for p in page.timeline), default=1)
     width = page.bucket_seconds
     names = []
-    for lane, name, color in LANES:
+    for lane, name, one, color in LANES:
         points = by_lane.get(lane)
         if not points:
             continue
         names.append(name)
         if width:
-            text = [f"{p.events:,} {name} from this {format_duration(width)}" for p in points]
+            text = [
+                f"{p.events:,} {name if p.events != 1 else one} from this {format_duration(width)}"
+                for p in points
+            ]
             size: float | list[float] = _sizes(points, busiest)
         else:
             text = [f"{name}: {p.label}" if p.label else name for p in points]

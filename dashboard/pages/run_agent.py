@@ -21,7 +21,7 @@ from analytics.runs.agent_chart import LANES, build_timeline_figure
 from lib.access import seen_of
 from lib.errors import NotFoundError
 
-LANE_NAMES = {lane: name for lane, name, _ in LANES}
+LANE_NAMES = {lane: (name, one) for lane, name, one, _ in LANES}
 
 
 def _page(request: HttpRequest, run: str, agent: str) -> AgentPage:
@@ -48,7 +48,11 @@ def run_agent(request: HttpRequest, run: str, agent: str) -> HttpResponse:
         "run_url": reverse("run", kwargs={"run": run}),
         "parent_url": _agent_url(run, page.parent.agent) if page.parent else None,
         "children": [(child, _agent_url(run, child.agent)) for child in page.children],
-        "lanes": [(LANE_NAMES[lane], lanes[lane]) for lane, _, _ in LANES if lane in lanes],
+        "lanes": [
+            (LANE_NAMES[lane][lanes[lane] == 1], lanes[lane])
+            for lane, _, _, _ in LANES
+            if lane in lanes
+        ],
         "chart_url": reverse("run-agent-timeline-chart", kwargs={"run": run, "agent": agent}),
         "api_url": reverse("api:run_agent", kwargs={"run": run, "agent": agent}),
     }

@@ -69,6 +69,19 @@ def duration(seconds: int | float | None) -> str:
 
 
 @register.filter
+def elapsed(seconds: float | None) -> str:
+    """A length in seconds, to the second under an hour (1770 -> 29m 30s, 45 -> 45s,
+    600 -> 10m), past it as `minutes` spells it (5430 -> 1h 30m)."""
+    if seconds is None:
+        return DASH
+    whole = round(seconds)
+    if whole >= 3600:
+        return minutes(whole / 60)
+    parts = [(whole // 60, "m"), (whole % 60, "s")]
+    return " ".join(f"{n}{unit}" for n, unit in parts if n) or "0s"
+
+
+@register.filter
 def minutes(value: float | None) -> str:
     """A length in minutes, compact: 0.5 -> 30s, 42.2 -> 42m, 95.5 -> 1h 36m, 60 -> 1h,
     1500 -> 1d 1h."""

@@ -58,8 +58,12 @@ def test_the_agent_page_shows_its_place_tiles_and_gaps(signed_in: Client) -> Non
     rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td class=\"num\">(.*?)</td></tr>", html)
     assert len(rows) == 9
     assert 'datetime="2026-01-14T10:10:30Z"' in rows[0][0]
-    assert rows[0][2] == "1770s"  # 29.5 minutes: not a whole minute
-    assert [r[2] for r in rows[1:4]] == ["19m", "4m", "179s"]
+    assert rows[0][2] == "29m 30s"  # 1,770 seconds
+    assert [r[2] for r in rows[1:4]] == ["19m", "4m", "2m 59s"]
+    # Each lane's count, in the lanes' order, one of a kind named in the singular.
+    assert (
+        "1 spawn · 3 LLM calls · 1 tool call · 1 commit · 1 push · 1 handoff · 2 errors</p>" in html
+    )
     assert 'data-src="/runs/crew/agents/w1/timeline.json"' in html
     assert "No agent names w1 as its parent" in html
 

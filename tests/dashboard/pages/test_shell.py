@@ -24,6 +24,7 @@ LONG_RUN = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"  # a Claude Code session id, a
 PAGES = [
     "/",
     "/runs/tiny/",
+    "/runs/tiny/agents/p1/",
     f"/runs/{LONG_RUN}/",
     "/tokens/",
     "/costs/",

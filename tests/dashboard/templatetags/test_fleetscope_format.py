@@ -9,6 +9,7 @@ from dashboard.templatetags.fleetscope_format import (
     compact,
     count,
     duration,
+    elapsed,
     minutes,
     percent,
     thousands,
@@ -25,6 +26,18 @@ def test_counts_have_thousands_separators_and_are_the_reports_own() -> None:
         "\u2013",
     ]
     assert thousands is count is humanize_usd.count
+
+
+def test_elapsed_seconds_read_to_the_second_under_an_hour() -> None:
+    assert [elapsed(v) for v in (1770.0, 45, 600, 0.4, 3599.6, 5430, None)] == [
+        "29m 30s",
+        "45s",
+        "10m",
+        "0s",
+        "1h",
+        "1h 30m",
+        "\u2013",
+    ]
 
 
 def test_numbers() -> None:
