@@ -85,11 +85,8 @@ class RunListRequest:
     @property
     def filtered(self) -> bool:
         """Whether anything narrows the list (the empty state says which case it is)."""
-        return any(
-            v is not None
-            for v in (self.q, self.status, self.source, self.team, self.model)
-            + (self.window.start, self.window.end)
-        )
+        narrowing = (self.q, self.status, self.source, self.team, self.model)
+        return any(v is not None for v in (*narrowing, self.window.start, self.window.end))
 
 
 def _text(params: Mapping[str, Any], name: str) -> str | None:

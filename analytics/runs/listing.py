@@ -219,4 +219,7 @@ def list_runs_page(
 
 def source_kinds(seen: Seen = SYSTEM_VIEW) -> list[str]:
     """The sources the reader's runs came from (the source filter's choices)."""
-    return [r["source_kind"] for r in warehouse.fetch_all(SOURCE_KINDS_SQL, {"seen_runs": seen.run_list()})]
+    return [
+        r["source_kind"]
+        for r in warehouse.fetch_all(SOURCE_KINDS_SQL, {"seen_runs": seen.run_list()})
+    ]

@@ -205,9 +205,11 @@ def runs_in_state(
         r["run"]
         for r in warehouse.fetch_all(RECENT_RUNS_SQL, {**params, "since": now - ACTIVE_WINDOW})
     ]
-    stopped = [] if state in (RunState.ACTIVE, RunState.STALLED) else [
-        r["run"] for r in warehouse.fetch_all(STOPPED_RUNS_SQL, params)
-    ]
+    stopped = (
+        []
+        if state in (RunState.ACTIVE, RunState.STALLED)
+        else [r["run"] for r in warehouse.fetch_all(STOPPED_RUNS_SQL, params)]
+    )
     if state is RunState.FINISHED:
         recent = []
     candidates = sorted(set(recent) | set(stopped))

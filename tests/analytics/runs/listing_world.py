@@ -99,7 +99,7 @@ def _session_rows() -> list[dict[str, Any]]:
     names = ("run", "agent", "clock", "event", "model", "input_tokens", "output_tokens")
     rows = []
     for line, values in enumerate(SESSION_EVENTS, start=1):
-        row = dict(zip(names, values[:7], strict=True))
+        row: dict[str, Any] = dict(zip(names, values[:7], strict=True))
         hour, minute = (int(p) for p in str(row.pop("clock")).split(":"))
         row["ts"] = datetime(2026, 1, 14, hour, minute, tzinfo=UTC)
         row.update(ok=values[7], team=values[8], source_kind=values[9], line=line)
