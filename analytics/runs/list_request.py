@@ -90,10 +90,12 @@ class RunListRequest:
 
 
 def _text(params: Mapping[str, Any], name: str) -> str | None:
+    """The parameter without its surrounding spaces; a control character anywhere in it,
+    a trailing newline included, is refused rather than trimmed away."""
     value = params.get(name)
-    if value is None or str(value).strip() == "":
+    if value is None or str(value).strip(" ") == "":
         return None
-    text = str(value).strip()
+    text = str(value).strip(" ")
     problem = name_problem(text, name)
     if problem:
         raise ParameterError(problem)
@@ -132,12 +134,7 @@ def _status(value: str | None) -> RunState | None:
 
 def read_request(params: Mapping[str, Any], *, default_limit: int = PAGE_LIMIT) -> RunListRequest:
     """The request a query string (or the API's Query schema, as a dict) asks for."""
-    q = params.get("q")
-    q = None if q is None or str(q).strip() == "" else str(q).strip()
-    if q is not None:
-        problem = name_problem(q, "q")
-        if problem:
-            raise ParameterError(problem)
+    q = _text(params, "q")
     sort, descending = _sort(_text(params, "sort"))
     window = WindowQuery(start=params.get("start") or None, end=params.get("end") or None)
     cursor = _text(params, "cursor")
