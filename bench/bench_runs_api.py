@@ -5,6 +5,11 @@ transaction per run as an ingest of that run's logs would write them, with the r
 (ingest/pipelines/run_rollups.py): 20 runs of 500,000 events (FLEETSCOPE_BENCH_RUN_EVENTS
 to change), with spawns, llm and tool calls, commits (some re-logged), pushes and errors. Requests go through Django and django-ninja with a
 Bearer token, as a script's would.
+
+Then the runs list at fleet size: FLEETSCOPE_BENCH_LIST_RUNS (100,000) more runs of four
+events each, and GET /api/runs's first page, a filtered first page (a search and a
+source) and that filter's next page through X-Next-Cursor. FLEETSCOPE_BENCH_RUNS=0 times
+the list alone.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ingest.pipelines import run_rollups
 
 RUNS = int(os.environ.get("FLEETSCOPE_BENCH_RUNS", "20"))
 EVENTS_PER_RUN = int(os.environ.get("FLEETSCOPE_BENCH_RUN_EVENTS", "500000"))
+LIST_RUNS = int(os.environ.get("FLEETSCOPE_BENCH_LIST_RUNS", "100000"))
 
 # One run's events: 400 workers under 20 planners under a root; one event every 0.2 s
 # (about 28 hours per run); every 9th event a commit, every 97th commit logged twice.
@@ -56,6 +62,32 @@ SELECT $run,
 FROM range($n) AS t(i)
 """
 
+# Many small runs: a spawn, an llm call, a commit and a tool call each, a minute apart;
+# every 10th from codex (the filtered pages' source), every 7th tool call failing.
+INSERT_MANY_RUNS_SQL = """
+INSERT INTO events (run, agent, ts, event, model, input_tokens, output_tokens, ok,
+                    commit_sha, source_kind, source, source_line, ingested_at)
+SELECT 'fleet-' || lpad(CAST(r AS VARCHAR), 6, '0'), 'root',
+       to_timestamp(1768384800 + r * 60 + k),
+       CASE k WHEN 0 THEN 'spawn' WHEN 1 THEN 'llm_call' WHEN 2 THEN 'commit'
+              ELSE 'tool_call' END,
+       CASE WHEN k = 1 THEN 'gpt-5.2' END,
+       CASE WHEN k = 1 THEN 1000 + r % 777 END,
+       CASE WHEN k = 1 THEN 100 + r % 91 END,
+       CASE WHEN k = 3 THEN r % 7 <> 0 END,
+       CASE WHEN k = 2 THEN md5(CAST(r AS VARCHAR)) END,
+       CASE WHEN r % 10 = 0 THEN 'codex' ELSE 'agent-events' END,
+       'bench/fleet.jsonl', r * 4 + k + 1, $stamp
+FROM range($runs) AS a(r), range(4) AS b(k)
+"""
+
+# The first page, the same page filtered, then that filter's next page (its cursor is
+# read from the filtered page's X-Next-Cursor).
+LIST_PAGES = (
+    "/api/runs?limit=50",
+    "/api/runs?q=fleet-01&source=codex&sort=-tokens&limit=50",
+)
+
 ENDPOINTS = (
     "/api/runs",
     "/api/runs/{run}/commit-rate?bucket=1h",
@@ -80,29 +112,63 @@ def _load() -> None:
     print(f"   loaded {total:,} events in {time.perf_counter() - started:.1f} s", flush=True)
 
 
+def _median_ms(client: Client, path: str) -> tuple[float, float]:
+    """The median and p90 of 20 requests (after one that opens the lake)."""
+    warm = client.get(path)
+    assert warm.status_code == 200, warm.content[:300]
+    timings = []
+    for _ in range(20):
+        started = time.perf_counter()
+        response = client.get(path)
+        timings.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, response.content[:200]
+    return statistics.median(timings), sorted(timings)[17]
+
+
+def _run_list(client: Client) -> None:
+    started = time.perf_counter()
+
+    def insert(cur: duckdb.DuckDBPyConnection) -> None:
+        run_rollups.insert_events(
+            cur, INSERT_MANY_RUNS_SQL, lambda stamp: {"runs": LIST_RUNS, "stamp": stamp}
+        )
+
+    warehouse.write(insert)
+    row = warehouse.fetch_one("SELECT count(DISTINCT run) AS n FROM run_rollups")
+    runs = row["n"] if row else 0
+    print(f"   {runs:,} runs listed, loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    filtered = client.get(LIST_PAGES[1])
+    cursor = filtered.headers.get("X-Next-Cursor")
+    assert filtered.status_code == 200 and len(filtered.json()) == 50 and cursor
+    worst = 0.0
+    for path in (*LIST_PAGES, f"{LIST_PAGES[1]}&cursor={cursor}"):
+        median, p90 = _median_ms(client, path)
+        worst = max(worst, median)
+        shown = path if "cursor=" not in path else path.split("&cursor=")[0] + "&cursor=<next>"
+        print(f"   {shown:<66} median {median:6.1f} ms  p90 {p90:6.1f} ms", flush=True)
+    print(f"   runs list slowest median: {worst:.1f} ms (target < 300 ms)", flush=True)
+
+
 def run() -> None:
-    _load()
     user = User.objects.create_superuser("bench", password="bench-password-123")
     _, token = ApiToken.issue(user, "bench")
     # Django's test client calls itself "testserver"; the bench process may serve it.
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     client = Client(headers={"Authorization": f"Bearer {token}"})
+    warehouse.migrate()
+    if RUNS:
+        _run_endpoints(client)
+    if LIST_RUNS:
+        _run_list(client)
+
+
+def _run_endpoints(client: Client) -> None:
+    _load()
     run_name = f"bench-run-{RUNS // 2:02d}"
     worst = 0.0
     for template in ENDPOINTS:
         path = template.format(run=run_name)
-        warm = client.get(path)  # the first request opens the lake
-        assert warm.status_code == 200, warm.content[:300]
-        timings = []
-        for _ in range(20):
-            started = time.perf_counter()
-            response = client.get(path)
-            timings.append((time.perf_counter() - started) * 1000)
-            assert response.status_code == 200, response.content[:200]
-        median = statistics.median(timings)
+        median, p90 = _median_ms(client, path)
         worst = max(worst, median)
-        print(
-            f"   {template:<42} median {median:6.1f} ms  p90 {sorted(timings)[17]:6.1f} ms",
-            flush=True,
-        )
+        print(f"   {template:<42} median {median:6.1f} ms  p90 {p90:6.1f} ms", flush=True)
     print(f"   slowest median: {worst:.1f} ms (target < 300 ms)", flush=True)

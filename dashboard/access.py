@@ -17,7 +17,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 
 from analytics.access.audit import acting_for
-from analytics.access.visibility import role_for_user, seen_for_user
+from analytics.access.visibility import role_for_user, seen_for_user, team_seen_for_user
 from lib.access import Role, Scope, Seen
 from lib.errors import ForbiddenError
 
@@ -91,6 +91,11 @@ class RequestAccess:
     def role(self) -> Role | None:
         role: Role | None = self._once("role", role_for_user)
         return role
+
+    def team(self, name: str) -> Seen | None:
+        """The team `name` as a filter (analytics.access.visibility.team_seen_for_user)."""
+        team: Seen | None = self._once(f"team:{name}", lambda user: team_seen_for_user(user, name))
+        return team
 
 
 class AccessMiddleware:

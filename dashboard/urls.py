@@ -18,13 +18,14 @@ from dashboard.pages import settings as settings_pages
 from dashboard.pages import tokens as tokens_pages
 from dashboard.pages.run_agent import run_agent, run_agent_timeline_chart
 from dashboard.pages.run_replay import run_replay
+from dashboard.pages.runs_list import runs_list
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
 
 protect_admin_login(admin.site)  # before admin.site.urls reads its login view
 
 urlpatterns = [
-    path("", views.runs_list, name="runs"),
+    path("", runs_list, name="runs"),
     # OTLP/HTTP's standard paths (docs/otlp.md), token-authenticated, no trailing slash.
     path("v1/logs", otlp.logs, name="otlp-logs"),
     path("v1/metrics", otlp.metrics, name="otlp-metrics"),

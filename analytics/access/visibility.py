@@ -53,6 +53,20 @@ def teams_of(user: Any) -> list[Team]:
     return list(Team.objects.filter(members__user=user).order_by("name"))
 
 
+def filter_teams(user: Any) -> list[Team]:
+    """The teams a user may filter a page by: every team for one who sees them all, their
+    own otherwise."""
+    if sees_all_teams(user):
+        return list(Team.objects.order_by("name"))
+    return teams_of(user)
+
+
+def team_seen_for_user(user: Any, name: str) -> Seen | None:
+    """What the team named `name` covers (seen_for_team), when `user` may filter by it."""
+    team = next((t for t in filter_teams(user) if t.name == name), None)
+    return None if team is None else seen_for_team(team)
+
+
 def seen_for_user(user: Any) -> Seen:
     role, all_teams = _access_of(user)
     if role is None:

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema
 
 from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries
 from analytics.runs import serving_latency as run_serving
+from analytics.runs.list_request import API_LIMIT, read_request
+from analytics.runs.listing import ListedRun, list_runs_page
 from analytics.runs.paging import COMMIT_SORTS, DEFAULT_LIMIT, AgentSort, Paging
-from lib.access import seen_of
+from analytics.runs.status import RunState
+from lib.access import seen_of, team_seen_of
 from lib.durations import Time, parse_duration
 from lib.window import WindowQuery
 
@@ -40,6 +43,30 @@ class RunOut(Schema):
     input_tokens: int
     output_tokens: int
     source_kind: str
+    # Added with the runs list's search and paging (analytics/runs/listing.py):
+    status: str  # finished, stalled, active or idle (analytics/runs/status.py)
+    tokens: int  # input_tokens + output_tokens
+    label: str | None  # a session's "project · branch — first prompt's words"
+    project: str | None
+    cwd: str | None
+    branch: str | None
+    first_prompt: str | None
+
+
+class RunsIn(Schema):
+    """`GET /api/runs`'s search, filters, sort and page (analytics/runs/list_request.py
+    reads and checks them, for the runs page too)."""
+
+    q: str | None = None  # a substring of the run's name or session label, any case
+    status: str | None = None  # finished, stalled, active or idle
+    source: str | None = None  # the source kind: agent-events, claude-code, codex...
+    team: str | None = None  # a team's name: its run patterns, sources and people
+    model: str | None = None  # runs that called this model
+    start: str | None = None  # runs with an event at or after this time (RFC 3339)
+    end: str | None = None  # runs with an event before this time
+    sort: str | None = None  # a column, `-` first for largest/latest first: -last_seen
+    limit: int | None = None  # 1 to 1000 (1000 unless given)
+    cursor: str | None = None  # X-Next-Cursor of the page before
 
 
 class CommitPoint(Schema):
@@ -124,9 +151,37 @@ def _bucket_seconds(window: WindowQuery) -> int:
     return seconds
 
 
-@router.get("", response=list[RunOut], summary="Runs with their totals")
-def list_runs(request: HttpRequest) -> list[queries.RunTotals]:
-    return queries.list_runs(seen_of(request))
+def _run_out(run: ListedRun) -> dict[str, Any]:
+    name = run.name
+    return {
+        **{k: v for k, v in vars(run).items() if k not in ("name", "status")},
+        "status": str(run.status.state) if run.status else str(RunState.IDLE),
+        "label": run.label,
+        "project": name.project if name else None,
+        "cwd": name.cwd if name else None,
+        "branch": name.branch if name else None,
+        "first_prompt": name.first_prompt if name else None,
+    }
+
+
+@router.get("", response=list[RunOut], summary="Runs with their totals, searched and paged")
+def list_runs(
+    request: HttpRequest, response: HttpResponse, params: Query[RunsIn]
+) -> list[dict[str, Any]]:
+    """A page of runs; the page after it is `X-Next-Cursor` (and the `Link` header's
+    rel="next"), absent on the last page: the answer stays a bare list."""
+    asked = read_request(params.dict(), default_limit=API_LIMIT)
+    seen = seen_of(request)
+    team = team_seen_of(request, asked.team) if asked.team else None
+    page = list_runs_page(asked, seen, team=team)
+    if page.next:
+        query = request.GET.copy()
+        query["cursor"] = page.next
+        response["X-Next-Cursor"] = page.next
+        response["Link"] = (
+            f'<{request.build_absolute_uri(request.path)}?{query.urlencode()}>; rel="next"'
+        )
+    return [_run_out(run) for run in page.runs]
 
 
 @router.get("/{path:run}/commit-rate", response=CommitRateOut, summary="Commits per bucket")

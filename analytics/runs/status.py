@@ -36,6 +36,7 @@ RUN_STATUS_SQL = f"""
 WITH run_events AS (
     SELECT * FROM events
     WHERE ($run::VARCHAR IS NULL OR run = $run) AND {visible_run_sql("run")}
+      AND ($runs::VARCHAR[] IS NULL OR run IN (SELECT unnest($runs::VARCHAR[])))
 ),
 commit_times AS (
     SELECT run, min(ts) AS ts FROM run_events
@@ -129,14 +130,15 @@ def run_statuses(
     min_gap: timedelta = timedelta(minutes=30),
     *,
     run: str | None = None,
+    runs: list[str] | None = None,
     now: datetime | None = None,
     seen: Seen = SYSTEM_VIEW,
 ) -> dict[str, RunStatus]:
-    """Every run's status by name that `seen` sees; only `run`'s when given (nothing when
-    it is not seen). `now` defaults to the clock."""
+    """Every run's status by name that `seen` sees; only `run`'s when given, only those of
+    `runs` when given (nothing of a run not seen). `now` defaults to the clock."""
     now = now or now_utc()
     statuses = {}
-    params = {"run": run, "seen_runs": seen.run_list()}
+    params = {"run": run, "runs": runs, "seen_runs": seen.run_list()}
     for row in warehouse.fetch_all(RUN_STATUS_SQL, params):
         first_ts, last_ts = _utc(row["first_ts"]), _utc(row["last_ts"])
         last_commit, stopped_at = _utc(row["last_commit"]), _utc(row["stopped_at"])
@@ -168,3 +170,50 @@ def run_statuses(
             stalled_minutes=stall.minutes if stall else None,
         )
     return statuses
+
+
+# Runs with a `stop` event: only these may be finished (a column filter over events, where
+# the statuses read every event of the runs they are asked about).
+STOPPED_RUNS_SQL = f"""
+SELECT DISTINCT run FROM events WHERE event = 'stop' AND {visible_run_sql("run")}
+"""
+# Runs that logged within ACTIVE_WINDOW of now: only these may be active or stalled.
+RECENT_RUNS_SQL = f"""
+SELECT run FROM run_rollups WHERE {visible_run_sql("run")}
+GROUP BY run HAVING max(last_ts) >= $since
+"""
+
+
+@dataclass(frozen=True)
+class StateCut:
+    """The runs in one state, as a list filter: `only` these runs, or all `but` these."""
+
+    only: list[str] | None
+    but: list[str] | None
+
+
+def runs_in_state(
+    state: RunState, *, now: datetime | None = None, seen: Seen = SYSTEM_VIEW
+) -> StateCut:
+    """Which runs are in `state`, working out the statuses of the few runs that may be in
+    another state than idle (by the definitions above: finished needs a root `stop`,
+    active and stalled a recent event); every other run, and a run not yet rolled up, is
+    idle."""
+    now = now or now_utc()
+    params = {"seen_runs": seen.run_list()}
+    recent = [
+        r["run"]
+        for r in warehouse.fetch_all(RECENT_RUNS_SQL, {**params, "since": now - ACTIVE_WINDOW})
+    ]
+    stopped = (
+        []
+        if state in (RunState.ACTIVE, RunState.STALLED)
+        else [r["run"] for r in warehouse.fetch_all(STOPPED_RUNS_SQL, params)]
+    )
+    if state is RunState.FINISHED:
+        recent = []
+    candidates = sorted(set(recent) | set(stopped))
+    statuses = run_statuses(runs=candidates, now=now, seen=seen) if candidates else {}
+    if state is RunState.IDLE:
+        return StateCut(None, sorted(r for r, s in statuses.items() if s.state is not state))
+    return StateCut(sorted(r for r, s in statuses.items() if s.state is state), None)

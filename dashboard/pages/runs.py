@@ -1,4 +1,5 @@
-"""The runs pages: the runs list, a run's page, its chart JSON and its refreshable fragments.
+"""The run pages: a run's page, its chart JSON and its refreshable fragments (the runs list
+is dashboard/pages/runs_list.py).
 
 Views only: answers come from analytics/runs/ (queries, details, status: the same
 functions the API calls, so pages and API agree), figures from analytics/runs/charts.py,
@@ -47,7 +48,6 @@ from lib.errors import ParameterError
 # The tree opens as many levels as fit in about a screen (the root at least); deeper
 # levels start collapsed, so a run of hundreds of workers stays usable.
 TREE_OPEN_ROWS = 40
-INGEST_COMMAND = "python manage.py ingest agent-events PATH..."
 # Shared by every request of this process: a page's few independent queries run at once.
 _QUERIES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="page-query")
 BADGES = {"finished": "info", "stalled": "bad", "active": "good", "idle": "warn"}
@@ -74,70 +74,9 @@ def _bad_parameter(request: HttpRequest, exc: ParameterError) -> HttpResponse:
     return render(request, "runs/bad_parameter.html", {"message": str(exc)}, status=422)
 
 
-# --- runs list ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunListRow:
-    """A line of the runs list: the run's stored totals, and where it stands (idle, with
-    no attempts, for a run whose status is not known yet)."""
-
-    totals: queries.RunTotals
-    status: RunStatus | None
-
-    @property
-    def attempts(self) -> int:
-        return self.status.attempts if self.status else 0
-
-    @property
-    def error_rate(self) -> float | None:
-        return _rate(self.totals.errors, self.attempts)
-
-    @property
-    def tokens(self) -> int:
-        return self.totals.input_tokens + self.totals.output_tokens
-
-    @property
-    def state(self) -> str:
-        return str(self.status.state) if self.status else "idle"
-
-    @property
-    def badge(self) -> str:
-        return BADGES[self.state]
-
-    @property
-    def stalled_minutes(self) -> float | None:
-        return self.status.stalled_minutes if self.status else None
-
-
-def _runs_rows(seen: Seen) -> list[RunListRow]:
-    statuses = run_statuses(seen=seen)
-    return [RunListRow(run, statuses.get(run.run)) for run in queries.list_runs(seen)]
-
-
 def in_no_team(seen: Seen) -> bool:
     """A user who sees no team's data (the empty pages tell them to ask an admin)."""
     return not seen.everything and not seen.team_ids
-
-
-@login_required
-def runs_list(request: HttpRequest) -> HttpResponse:
-    seen = seen_of(request)
-    context = {
-        "nav": "runs",
-        "rows": _runs_rows(seen),
-        "no_team": in_no_team(seen),
-        "ingest_command": INGEST_COMMAND,
-    }
-    if request.GET.get("fragment") == "table":
-        return render(request, "runs/partials/runs_table.html", context)
-    refresh = request.GET.get("refresh", "0")
-    context.update(
-        refresh=refresh if refresh in REFRESH_OPTIONS else "0",
-        refresh_options=REFRESH_OPTIONS,
-        fragment_url=reverse("runs") + "?fragment=table",
-    )
-    return render(request, "runs/runs.html", context)
 
 
 # --- a run ---------------------------------------------------------------------------------

@@ -181,12 +181,13 @@ def test_anything_unexpected_is_a_json_500_logged_not_shown(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from analytics.runs import queries
+    from analytics.runs import api as runs_api
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals: /srv/fleetscope/db")
 
-    monkeypatch.setattr(queries, "list_runs", broken)
+    # GET /api/runs reads its page through analytics/runs/listing.py's list_runs_page.
+    monkeypatch.setattr(runs_api, "list_runs_page", broken)
     with caplog.at_level(logging.ERROR, logger="dashboard.api_answers"):
         response = api.get("/api/runs", headers=auth_headers)
     assert (response.status_code, detail(response)) == (

@@ -81,6 +81,14 @@ class TestWithData:
             "input_tokens": 0,
             "output_tokens": 0,
             "source_kind": "agent-events",
+            # What the list's paging added (tests/analytics/runs/test_listing_api.py):
+            "status": "idle",
+            "tokens": 0,
+            "label": None,
+            "project": None,
+            "cwd": None,
+            "branch": None,
+            "first_prompt": None,
         }
 
     def test_a_session_works_too(self, client: Client, user: object) -> None:

@@ -249,7 +249,7 @@ def test_a_server_error_shows_the_finished_500_page(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("warehouse on fire")
 
-    monkeypatch.setattr("analytics.runs.queries.list_runs", broken)
+    monkeypatch.setattr("dashboard.pages.runs_list.list_runs_page", broken)
     signed_in.raise_request_exception = False
     response = signed_in.get("/")
     assert response.status_code == 500
