@@ -1,12 +1,15 @@
 """Turns query rows into Plotly figures (server-side), serialised as JSON for the pages.
 
 Owns look and feel: one layout for every chart, UTC time axes, how an axis of whole
-numbers ticks, and what a chart with nothing to draw shows. Never queries the warehouse.
+numbers ticks, what a chart with nothing to draw shows, and data links (a click on a
+point or an annotation opens a page: `link_points`, `link_annotation`, read by
+fleetscope.js). Never queries the warehouse, never builds a URL (its callers hand it
+the hrefs).
 """
 
 import math
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -109,3 +112,30 @@ def _layout_key(axis: str) -> str:
 def to_json(fig: go.Figure) -> str:
     """The figure as the JSON that fleetscope.js passes to Plotly.react()."""
     return str(pio.to_json(fig, validate=False, engine="json"))
+
+
+# --- data links ------------------------------------------------------------------------
+# A figure's links sit in layout.meta["links"]: "points" maps a trace's index to one href
+# (or null) per point, "annotations" an annotation's index to its href. fleetscope.js opens
+# them on plotly_click / plotly_clickannotation and shows a pointer over them.
+LINKS = "links"
+
+
+def _add_link(fig: go.Figure, kind: str, index: int, value: Any) -> None:
+    meta = dict(fig.layout.meta or {})
+    links = meta.get(LINKS) or {"points": {}, "annotations": {}}
+    fig.layout.meta = {**meta, LINKS: {**links, kind: {**links[kind], str(index): value}}}
+
+
+def link_points(fig: go.Figure, trace: int, hrefs: Sequence[str | None]) -> None:
+    """A click on point i of the figure's trace number `trace` opens hrefs[i] (None: no
+    link there)."""
+    if len(hrefs) != len(fig.data[trace].x or ()):
+        raise ValueError("link_points needs one href per point of the trace")
+    _add_link(fig, "points", trace, list(hrefs))
+
+
+def link_annotation(fig: go.Figure, href: str, **annotation: Any) -> None:
+    """Add an annotation (Plotly's attributes) that opens `href` when clicked."""
+    fig.add_annotation(captureevents=True, **annotation)
+    _add_link(fig, "annotations", len(fig.layout.annotations) - 1, href)

@@ -1,12 +1,16 @@
 """Plotly figures of the run page: commits per bucket with stalls shaded on the timeline,
 and the error rate per bucket with its drift line. The answers of analytics.runs.queries
-in (the same rows the API serialises), figures out; never queries.
+in (the same rows the API serialises), figures out; never queries, never builds a URL.
+
+Given an `Explore` (the web layer's way to the events explorer), a bucket's bar opens the
+explorer on exactly that bucket, [start, start + bucket) in UTC (commits: kind=commit,
+errors: ok=false), and a stall's label opens the events logged during the stall.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +25,9 @@ NO_BUCKETS = "No events of this run in this range: pick a range inside the run, 
 STALL_FILL = "rgba(217, 119, 6, 0.16)"  # COLORS["warn"], translucent
 CURRENT_STALL_FILL = "rgba(220, 38, 38, 0.14)"  # COLORS["bad"], translucent
 TREND_COLORS = {Trend.RISING: charts.COLORS["bad"], Trend.FALLING: charts.COLORS["good"]}
+# The events explorer's href for filters (kind=, ok=, start=, end= as datetimes), bound
+# to the run by the web layer (dashboard.pages.run_links).
+Explore = Callable[..., str]
 # Two-line date ticks and the axis title sit under the plot; the legend goes below them.
 LAYOUT = {
     "height": 330,
@@ -63,11 +70,50 @@ def _stall_shape(
     }
 
 
+def bucket_end(start: datetime, bucket_seconds: int) -> datetime:
+    """Where the bucket starting at `start` ends (exclusive)."""
+    return start + timedelta(seconds=bucket_seconds)
+
+
+def _link_stalls(fig: go.Figure, stalls: Stalls, explore: Explore) -> None:
+    """A label over each stall (and the current one) opening the events logged during it."""
+    for s in stalls.stalls:
+        charts.link_annotation(
+            fig,
+            explore(start=s.start, end=s.end),
+            **_stall_label(s.start + (s.end - s.start) / 2, f"{s.busy_events:,} events →"),
+        )
+    current = stalls.current
+    if current is not None:
+        charts.link_annotation(
+            fig, explore(start=current.since), **_stall_label(current.since, "events →", "left")
+        )
+
+
+def _stall_label(x: datetime, text: str, anchor: str = "center") -> dict[str, Any]:
+    return {
+        "x": x,
+        "xref": "x",
+        "y": 1,
+        "yref": "paper",
+        "xanchor": anchor,
+        "yanchor": "bottom",
+        "text": text,
+        "showarrow": False,
+        "hovertext": "open the events logged during this stall",
+        "font": {"color": charts.COLORS["warn"], "size": 11},
+    }
+
+
 def build_commit_rate_figure(
-    rate: CommitRate, stalls: Stalls, last_event: datetime | None = None
+    rate: CommitRate,
+    stalls: Stalls,
+    last_event: datetime | None = None,
+    explore: Explore | None = None,
 ) -> go.Figure:
     """Commits per bucket as bars, the running total on a second axis, every stall of at
-    least min_gap shaded, and the current stall (to the run's last event) in red."""
+    least min_gap shaded, and the current stall (to the run's last event) in red; with
+    `explore`, each bucket with commits and each stall opens its events."""
     points = rate.points
     bucket_seconds = rate.bucket_seconds
     fig = go.Figure()
@@ -124,6 +170,18 @@ def build_commit_rate_figure(
     )
     if not points:
         charts.show_empty(fig, NO_BUCKETS, extra="y2")
+    elif explore is not None:
+        charts.link_points(
+            fig,
+            0,
+            [
+                explore(kind="commit", start=p.t, end=bucket_end(p.t, bucket_seconds))
+                if p.commits
+                else None
+                for p in points
+            ],
+        )
+        _link_stalls(fig, stalls, explore)
     return fig
 
 
@@ -162,9 +220,10 @@ def rate_axis_top(points: Sequence[ErrorPoint]) -> float:
     return max(0.05, min(1.0, highest * 1.15))
 
 
-def build_error_rate_figure(errors: ErrorRate) -> go.Figure:
+def build_error_rate_figure(errors: ErrorRate, explore: Explore | None = None) -> go.Figure:
     """Error rate per bucket (errors / attempts), attempts as faint bars behind it, and the
-    drift line coloured by its verdict."""
+    drift line coloured by its verdict; with `explore`, each bucket with errors (its bar
+    and its point) opens its failed events."""
     points = errors.points
     bucket_seconds = errors.bucket_seconds
     drift = errors.drift
@@ -243,4 +302,11 @@ def build_error_rate_figure(errors: ErrorRate) -> go.Figure:
     if not points:
         fig.layout.annotations = ()  # the drift verdict has no buckets to speak of
         charts.show_empty(fig, NO_BUCKETS, extra="y2")
+    elif explore is not None:
+        hrefs = [
+            explore(ok=False, start=p.t, end=bucket_end(p.t, bucket_seconds)) if p.errors else None
+            for p in points
+        ]
+        charts.link_points(fig, 0, hrefs)
+        charts.link_points(fig, 1, hrefs)
     return fig

@@ -108,13 +108,14 @@ class QuarantinePage:
         return self.offset + len(self.lines)
 
 
+def _line(row: dict[str, Any]) -> QuarantinedLine:
+    return QuarantinedLine(**{**row, "ingested_at": row["ingested_at"].astimezone(UTC)})
+
+
 def _page(page_sql: str, count_sql: str, params: dict[str, Any], paging: Paging) -> QuarantinePage:
     rows = warehouse.fetch_all(page_sql, {**params, **paging.params()})
     counted = warehouse.fetch_one(count_sql, params)
-    lines = [
-        QuarantinedLine(**{**row, "ingested_at": row["ingested_at"].astimezone(UTC)})
-        for row in rows
-    ]
+    lines = [_line(row) for row in rows]
     total = int(counted["lines"]) if counted else 0
     return QuarantinePage(total, paging.limit, paging.offset, lines)
 
@@ -123,6 +124,14 @@ def run_quarantine(run: str, paging: Paging, *, seen: Seen = SYSTEM_VIEW) -> Qua
     """The quarantined lines of a run (see the module's docstring), newest first."""
     ensure_run(run, seen)
     return _page(RUN_QUARANTINE_SQL, RUN_QUARANTINE_COUNT_SQL, {"run": run}, paging)
+
+
+def every_run_line(run: str, *, seen: Seen = SYSTEM_VIEW) -> list[QuarantinedLine]:
+    """Every quarantined line of a run, newest first, as run_quarantine pages them (a
+    table's CSV)."""
+    ensure_run(run, seen)
+    rows = warehouse.fetch_all(RUN_QUARANTINE_SQL, {"run": run, "limit": None, "offset": 0})
+    return [_line(row) for row in rows]
 
 
 def source_quarantine(

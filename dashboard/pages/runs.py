@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -28,9 +28,12 @@ from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
 from analytics.runs import queries, serving_latency
 from analytics.runs.agent_costs import agent_costs
+from analytics.runs.model_costs import priced_models, run_cost
 from analytics.runs.paging import COMMIT_SORTS, TREE_SORTS, AgentSort, Paging
 from analytics.runs.status import RunStatus, run_statuses
 from analytics.runs.tree import TreePage, build_agent_tree, open_depth, page_tree
+from dashboard.pages import run_links
+from dashboard.pages.run_tables import run_table_csv
 from dashboard.pages.run_window import (
     BUCKETS,
     DEFAULT_MIN_GAP,
@@ -40,6 +43,7 @@ from dashboard.pages.run_window import (
     RunWindow,
     read_run_window,
 )
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.access import Seen, seen_of
 from lib.bounds import NAME_LENGTH
 from lib.durations import format_time, parse_duration
@@ -105,6 +109,7 @@ def _summary(run: str, window: RunWindow, status: RunStatus, seen: Seen) -> dict
         "rate": lambda: queries.commit_rate(run, bucket, span, seen=seen),
         "errors": lambda: queries.error_rate(run, bucket, span, seen=seen),
         "stalls": lambda: queries.stalls(run, window.min_gap_delta, span, seen=seen),
+        "cost": lambda: run_cost(run, span, seen=seen),
     }
     if bucket != 3600:
         calls["hourly"] = lambda: queries.commit_rate(run, 3600, span, seen=seen)
@@ -126,7 +131,10 @@ def _summary(run: str, window: RunWindow, status: RunStatus, seen: Seen) -> dict
         "drift_text": run_charts.drift_text(drift),
         "drift_badge": DRIFT_BADGES.get(drift.trend, "info"),
         "stalls": stalls.stalls,
+        "stall_rows": run_links.stall_rows(run, stalls),
         "current_stall": stalls.current,
+        "current_stall_link": run_links.current_stall_link(run, stalls),
+        "run_cost": answers["cost"],
         "state": str(status.state),
         "badge": BADGES[str(status.state)],
     }
@@ -315,11 +323,13 @@ def _role_counts(rows: list[queries.AgentFigures]) -> list[tuple[str, int]]:
 
 
 @login_required
-def run_detail(request: HttpRequest, run: str) -> HttpResponse:
+def run_detail(request: HttpRequest, run: str) -> HttpResponse | StreamingHttpResponse:
     seen = seen_of(request)
     try:
         window, status = _window(request, run)
         lists = RunLists.read(request)
+        if (table := wants_csv(request)) is not None:
+            return run_table_csv(run, table, window, lists.commits_sort, seen)
         fragment = request.GET.get("fragment")
         context: dict[str, Any] = {"nav": "runs", "run": run, "window": window, "status": status}
         if fragment == "summary":
@@ -334,6 +344,7 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse:
         context.update(_tree_context(run, window, lists, seen))
         context.update(_details_context(run, window, lists, seen))
         context["lists"] = _lists_links(run, window, lists, _totals(context))
+        context["priced_models"] = priced_models(context["details_models"], context["run_cost"])
     except ParameterError as exc:
         return _bad_parameter(request, exc)
     page = reverse("run", kwargs={"run": run})
@@ -348,6 +359,7 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse:
         summary_url=f"{page}?{window.query(fragment='summary')}",
         tree_url=f"{page}?{window.query(fragment='tree', **lists.params())}",
         api=_api_queries(window),
+        range_links=run_links.range_links(run, window.start, window.end),
     )
     return render(request, "runs/run.html", context)
 
@@ -377,7 +389,9 @@ def run_commit_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
         stalls = queries.stalls(run, window.min_gap_delta, span, seen=seen)
     except ParameterError as exc:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
-    fig = run_charts.build_commit_rate_figure(rate, stalls, status.last_ts)
+    fig = run_charts.build_commit_rate_figure(
+        rate, stalls, status.last_ts, run_links.explore_of(run)
+    )
     return HttpResponse(charts.to_json(fig), content_type="application/json")
 
 
@@ -391,5 +405,5 @@ def run_error_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
         )
     except ParameterError as exc:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
-    fig = run_charts.build_error_rate_figure(errors)
+    fig = run_charts.build_error_rate_figure(errors, run_links.explore_of(run))
     return HttpResponse(charts.to_json(fig), content_type="application/json")

@@ -1,7 +1,8 @@
 // Fleetscope pages: draws every .chart[data-src] from the JSON figure its view serves
 // (loading plotly.js only on pages that have one), lays the charts out in the page's
 // colours (dark mode included), shows times in the zone the user chose (<time> elements,
-// zone labels and chart time axes), and re-draws charts and reloads marked fragments on
+// zone labels and chart time axes), follows a chart's data links (a click on a linked
+// point or annotation opens its page), and re-draws charts and reloads marked fragments on
 // the auto-refresh interval.
 (function () {
   "use strict";
@@ -159,7 +160,53 @@
     if (browserZone()) { shiftFigure(fig); }
     if (el.querySelector("p.muted")) { el.innerHTML = ""; }
     var config = { responsive: true, displaylogo: false };
-    return Plotly.react(el, fig.data, themed(fig.layout || {}), config).then(markFirstChart);
+    return Plotly.react(el, fig.data, themed(fig.layout || {}), config)
+      .then(function () { followLinks(el); })
+      .then(markFirstChart);
+  }
+
+  // --- data links: analytics/charts.py puts them in layout.meta.links, one href (or
+  // null) per point of a linked trace and one per linked annotation ---
+
+  function figureLinks(el) {
+    var meta = el.layout && el.layout.meta;
+    return (meta && meta.links) || { points: {}, annotations: {} };
+  }
+
+  // The first hovered or clicked point that has a link (an "x unified" chart reports a
+  // point of every trace at that time).
+  function pointHref(el, points) {
+    var linked = figureLinks(el).points;
+    for (var i = 0; points && i < points.length; i++) {
+      var hrefs = linked[String(points[i].curveNumber)];
+      var href = hrefs && hrefs[points[i].pointNumber];
+      if (href) { return href; }
+    }
+    return null;
+  }
+
+  function setCursor(el, cursor) {
+    var drag = el.querySelector(".nsewdrag");
+    if (drag) { drag.style.cursor = cursor; }
+  }
+
+  function followLinks(el) {
+    Object.keys(figureLinks(el).annotations).forEach(function (index) {
+      var label = el.querySelector('.annotation[data-index="' + index + '"]');
+      if (label) { label.style.cursor = "pointer"; }
+    });
+    if (el._fleetscopeLinks) { return; }  // Plotly.react keeps the handlers of the first draw
+    el._fleetscopeLinks = true;
+    el.on("plotly_hover", function (ev) { setCursor(el, pointHref(el, ev.points) ? "pointer" : ""); });
+    el.on("plotly_unhover", function () { setCursor(el, ""); });
+    el.on("plotly_click", function (ev) {
+      var href = pointHref(el, ev.points);
+      if (href) { window.location.assign(href); }
+    });
+    el.on("plotly_clickannotation", function (ev) {
+      var href = figureLinks(el).annotations[String(ev.index)];
+      if (href) { window.location.assign(href); }
+    });
   }
 
   function redrawInPlace() {

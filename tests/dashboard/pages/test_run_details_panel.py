@@ -36,8 +36,10 @@ def test_the_panel_shows_source_tools_tokens_and_commits(page: str) -> None:
     models = section(page, "run-models")
     row = models[models.index("<td>claude-haiku-4-5-20251001</td>") :].split("</tr>")[0]
     cells = [c.split(">", 1)[1] for c in row.split("</td>")[1:-1]]
-    # input, cache reads, cache writes, 5-minute / 1-hour writes, output, no reasoning figure
-    assert cells == ["7", "11", "384,921", "41,517", "41,517 / 0", "608", "\u2013"]
+    # input, cache reads, cache writes, 5-minute / 1-hour writes, output, no reasoning
+    # figure, and USD at analytics/data/prices.json's haiku 4.5 rates (1, 0.1, 1.25, 5 per
+    # MTok): 11 + 38,492.1 + 51,896.25 + 3,040 = 93,439.35 per million = $0.09
+    assert cells == ["7", "11", "384,921", "41,517", "41,517 / 0", "608", "\u2013", "$0.09"]
 
     commits = section(page, "run-commits-by-agent")
     assert "<td>main</td>" in commits and '<td class="num">118</td>' in commits
