@@ -1,0 +1,274 @@
+"""The events explorer: every event of one run, newest or oldest first, filtered
+(analytics/runs/events_filters.py reads the filter), a page at a time by a keyset cursor
+on (ts, row id), never OFFSET; each event whole (the contract's fields, attrs, usage,
+its USD as analytics.costs.calls.call_usd prices it, where it was read from). Failed
+means what the runs' error rate counts (warehouse.schema.events.ERROR_SQL); an agent's
+subtree follows the parent links as the agent tree reads them (a spawn's link wins).
+
+Also the whole filter as a file (events_export.py writes it): the same WHERE, read in
+keyset chunks as Arrow, so memory stays at a chunk however many events match.
+
+SQL lives here as constants; the WHERE is joined from fixed fragments, one per filter
+given (values always bound), so DuckDB prunes data files by the filters that are there.
+Visibility is analytics/runs/queries.ensure_run's: a run not seen is a run not found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+import warehouse
+from analytics.costs.calls import call_usd
+from analytics.costs.pricing import PriceBook
+from analytics.runs.events_filters import (
+    EventFilter,
+    Key,
+    Order,
+    decode_cursor,
+    encode_cursor,
+    like_pattern,
+)
+from analytics.runs.queries import ensure_run
+from analytics.runs.status import SYSTEM_VIEW
+from lib.access import Seen
+from warehouse.schema.events import ATTEMPT_KINDS, ATTEMPT_SQL, CONTRACT_COLUMNS, ERROR_SQL
+
+NO_FILTER = EventFilter()
+EXPORT_CHUNK = 100_000  # events per keyset chunk of an export: a few MB of Arrow
+
+# One fragment per filter, each bound by name; `run = $run` is always there.
+_FILTER_SQL = {
+    "kind": "event = $kind",
+    "failed": f"{ERROR_SQL}",
+    "succeeded": f"({ATTEMPT_SQL} AND ok IS DISTINCT FROM false)",
+    "agent": "agent = $agent",
+    "agents": "list_contains($agents, agent)",
+    "model": "model = $model",
+    "tool": "tool = $tool",
+    "start": "ts >= $start",
+    "end": "ts < $end",
+    "q": (
+        "(error_message ILIKE $q ESCAPE '\\' OR commit_message ILIKE $q ESCAPE '\\'"
+        " OR handoff_notes ILIKE $q ESCAPE '\\')"
+    ),
+}
+# After the cursor's key in each order; the bare `ts` bound lets the scan skip files.
+_AFTER_SQL = {
+    Order.NEWEST: "ts <= $c_ts AND (ts < $c_ts OR rowid < $c_row)",
+    Order.OLDEST: "ts >= $c_ts AND (ts > $c_ts OR rowid > $c_row)",
+}
+_ORDER_SQL = {Order.NEWEST: "ts DESC, rowid DESC", Order.OLDEST: "ts ASC, rowid ASC"}
+
+PAGE_COLUMNS = (
+    "event", "ts", "agent", "id", "parent", "role", "model", "input_tokens",
+    "cached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "output_tokens",
+    "reasoning_output_tokens", "cost_usd", "speed", "tool", "ok", "duration_ms", "task",
+    "commit_sha", "commit_files", "commit_insertions", "commit_deletions", "commit_message",
+    "push_conflict", "error_kind", "error_message", "handoff_to", "handoff_status",
+    "handoff_notes", "attrs", "source_kind", "source", "source_line",
+)  # fmt: skip
+PAGE_SQL = (
+    "SELECT rowid AS row_id, {columns} FROM events WHERE {where} ORDER BY {order} LIMIT $limit"
+)
+
+# The agent and every agent below it: each agent's parent is its spawn's (else the first
+# event naming one), as analytics/runs/queries.AGENTS_SQL reads the tree.
+SUBTREE_SQL = """
+WITH RECURSIVE links AS MATERIALIZED (
+    SELECT agent, arg_min(parent, (event <> 'spawn', ts, source_line)) AS parent
+    FROM events
+    WHERE run = $run AND parent IS NOT NULL
+    GROUP BY agent
+),
+tree(agent) AS (
+    SELECT $agent::VARCHAR
+    UNION
+    SELECT l.agent FROM links AS l JOIN tree AS t ON l.parent = t.agent
+)
+SELECT list(agent ORDER BY agent) AS agents FROM tree
+"""
+
+# A file's columns: the contract's fields (event first), then where each was read from.
+EXPORT_COLUMNS = (
+    "event",
+    *(c.name for c in CONTRACT_COLUMNS if c.name != "event"),
+    "source_kind",
+    "source",
+    "source_line",
+)
+# RFC 3339 UTC as lib.durations.format_time spells it (seconds, or milliseconds if any).
+TS_TEXT_SQL = """CASE WHEN epoch_us(ts) % 1000000 = 0
+    THEN strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ')
+    ELSE strftime(ts AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') END"""
+_ATTRS_JSON_SQL = "CASE WHEN json_valid(attrs) THEN json(attrs) ELSE to_json(attrs) END"
+_CSV_SELECT = ", ".join(f"{TS_TEXT_SQL} AS ts" if name == "ts" else name for name in EXPORT_COLUMNS)
+_JSONL_SELECT = (
+    "to_json(struct_pack("
+    + ", ".join(
+        f"ts := {TS_TEXT_SQL}"
+        if name == "ts"
+        else f"attrs := {_ATTRS_JSON_SQL}"
+        if name == "attrs"
+        else f"{name} := {name}"
+        for name in EXPORT_COLUMNS
+    )
+    + "))::VARCHAR AS line"
+)
+EXPORT_SQL = (
+    "SELECT ts AS key_ts, rowid AS key_row, {columns} FROM events"
+    " WHERE {where} ORDER BY {order} LIMIT $limit"
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event whole: the contract's fields, its USD (None when unpriced or not a
+    call), where it was read from, and its row id (its place in the order)."""
+
+    row_id: int
+    event: str
+    ts: datetime
+    agent: str
+    fields: dict[str, Any]  # every other column of PAGE_COLUMNS, as stored
+    attrs: Any  # the parsed attrs (an object), or the text if it is not JSON
+    usd: float | None
+    failed: bool
+    subject: str | None  # a commit message's first line
+
+    @property
+    def message(self) -> str | None:
+        """What the row says in a line: its error, its commit's subject, its handoff."""
+        return self.fields.get("error_message") or self.subject or self.fields.get("handoff_notes")
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    events: list[Event]
+    next: str | None
+
+
+def _where(run: str, flt: EventFilter, seen_agents: list[str] | None) -> tuple[str, dict[str, Any]]:
+    parts = ["run = $run"]
+    params: dict[str, Any] = {"run": run}
+    if flt.kind is not None:
+        parts.append(_FILTER_SQL["kind"])
+        params["kind"] = flt.kind
+    if flt.ok is not None:
+        parts.append(_FILTER_SQL["succeeded" if flt.ok else "failed"])
+    if seen_agents is not None:
+        parts.append(_FILTER_SQL["agents"])
+        params["agents"] = seen_agents
+    elif flt.agent is not None:
+        parts.append(_FILTER_SQL["agent"])
+        params["agent"] = flt.agent
+    for name in ("model", "tool", "start", "end"):
+        if (value := getattr(flt, name)) is not None:
+            parts.append(_FILTER_SQL[name])
+            params[name] = value
+    if flt.q:
+        parts.append(_FILTER_SQL["q"])
+        params["q"] = like_pattern(flt.q)
+    return " AND ".join(parts), params
+
+
+def subtree_agents(run: str, agent: str) -> list[str]:
+    """`agent` and every agent it spawned, however deep (sorted)."""
+    row = warehouse.fetch_one(SUBTREE_SQL, {"run": run, "agent": agent})
+    return list(row["agents"]) if row and row["agents"] else [agent]
+
+
+def _filtered(run: str, flt: EventFilter, seen: Seen) -> tuple[str, dict[str, Any]]:
+    ensure_run(run, seen)
+    agents = subtree_agents(run, flt.agent) if flt.subtree and flt.agent else None
+    return _where(run, flt, agents)
+
+
+def _keyed(where: str, params: dict[str, Any], order: Order, key: Key | None) -> str:
+    if key is None:
+        return where
+    params["c_ts"], params["c_row"] = key
+    return f"{where} AND {_AFTER_SQL[order]}"
+
+
+def events_page(
+    run: str,
+    flt: EventFilter = NO_FILTER,
+    seen: Seen = SYSTEM_VIEW,
+    *,
+    limit: int = 50,
+    cursor: str | None = None,
+    book: PriceBook | None = None,
+) -> EventsPage:
+    """The `limit` events after `cursor` (the first page without), in the filter's order."""
+    key = decode_cursor(cursor) if cursor else None
+    where, params = _filtered(run, flt, seen)
+    where = _keyed(where, params, flt.order, key)
+    params["limit"] = limit + 1
+    sql = PAGE_SQL.format(columns=", ".join(PAGE_COLUMNS), where=where, order=_ORDER_SQL[flt.order])
+    rows = warehouse.fetch_all(sql, params)
+    book = book or PriceBook.load()
+    events = [_event(row, book) for row in rows[:limit]]
+    more = len(rows) > limit
+    following = encode_cursor((events[-1].ts, events[-1].row_id)) if more else None
+    return EventsPage(events, following)
+
+
+def _event(row: dict[str, Any], book: PriceBook) -> Event:
+    ts = row["ts"].astimezone(UTC)
+    fields = {k: v for k, v in row.items() if k not in ("row_id", "event", "ts", "agent", "attrs")}
+    message = row["commit_message"]
+    return Event(
+        row_id=int(row["row_id"]),
+        event=row["event"],
+        ts=ts,
+        agent=row["agent"],
+        fields=fields,
+        attrs=_attrs(row["attrs"]),
+        usd=call_usd(row, book),
+        failed=row["event"] == "error" or (row["event"] in ATTEMPT_KINDS and row["ok"] is False),
+        subject=message.split("\n", 1)[0] if message else None,
+    )
+
+
+def _attrs(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def export_batches(
+    run: str, flt: EventFilter, seen: Seen = SYSTEM_VIEW, *, jsonl: bool = False
+) -> Iterator[pa.Table]:
+    """Every event the filter matches, in its order, as Arrow tables of up to EXPORT_CHUNK
+    rows: EXPORT_COLUMNS for a CSV, one `line` of JSON per event when `jsonl`. The run is
+    checked (NotFoundError) before the first table is asked for."""
+    where, params = _filtered(run, flt, seen)
+    columns = _JSONL_SELECT if jsonl else _CSV_SELECT
+    return _chunks(where, params, flt.order, columns)
+
+
+def _chunks(where: str, base: dict[str, Any], order: Order, columns: str) -> Iterator[pa.Table]:
+    key: Key | None = None
+    while True:
+        params = {**base, "limit": EXPORT_CHUNK}
+        sql = EXPORT_SQL.format(
+            columns=columns, where=_keyed(where, params, order, key), order=_ORDER_SQL[order]
+        )
+        table = warehouse.fetch_arrow(sql, params)
+        first = key is None
+        if table.num_rows:
+            last = table.slice(table.num_rows - 1)
+            key = (last["key_ts"][0].as_py(), last["key_row"][0].as_py())
+        if table.num_rows or first:  # an empty first table still names the columns
+            yield table.drop_columns(["key_ts", "key_row"])
+        if table.num_rows < EXPORT_CHUNK:
+            return
