@@ -14,6 +14,7 @@ from analytics.costs.api import costs_router, prices_router
 from analytics.people.api import router as people_router
 from analytics.runs.api import quarantine_router
 from analytics.runs.api import router as runs_router
+from analytics.runs.events_api import router as events_router
 from analytics.runs.replay_api import router as replay_router
 from analytics.serving.api import router as serving_router
 from analytics.tokens.api import router as tokens_router
@@ -103,8 +104,9 @@ def health(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-# Before the runs router: /runs/{run}/replay is never read as a run's name.
+# Before the runs router: /runs/{run}/replay and /events are never read as a run's name.
 api.add_router("/runs", replay_router, tags=["runs"])
+api.add_router("/runs", events_router, tags=["runs"])
 api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/quarantine", quarantine_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])

@@ -1,0 +1,173 @@
+"""GET /api/runs/{run}/events: the contract's shape, the filters and paging by `next`, the
+whole filter as JSONL and CSV (content as listed by hand, formula cells escaped), 404 for
+a run not seen or missing, one-line 422s, 401 without credentials."""
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from dashboard.models import ApiToken
+from tests.analytics.runs.events_world import E5_USD, FORMULA, RUN, XSS, load_world
+
+URL = f"/api/runs/{RUN}/events"
+
+
+@pytest.fixture
+def world(lake: Path, db: None) -> None:
+    load_world()
+
+
+def _get(client: Client, query: str, headers: dict[str, str]) -> tuple[int, Any]:
+    response = client.get(f"{URL}?{query}", headers=headers)
+    return response.status_code, response.json()
+
+
+def _body(client: Client, query: str, headers: dict[str, str]) -> str:
+    response = client.get(f"{URL}?{query}", headers=headers)
+    assert response.status_code == 200
+    return b"".join(response.streaming_content).decode()  # type: ignore[attr-defined]
+
+
+def test_an_event_has_the_contracts_fields(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    status, body = _get(client, "kind=llm_call&order=oldest&limit=1", auth_headers)
+    assert status == 200
+    assert set(body) == {"events", "next"}
+    [call] = body["events"]
+    assert call["event"] == "llm_call"
+    assert (call["ts"], call["run"], call["agent"], call["model"]) == (
+        "2026-02-10T09:01:00Z", RUN, "w1", "acme-coder"
+    )  # fmt: skip
+    assert call["usage"] == {
+        "input_tokens": 1000, "cached_input_tokens": 2000, "cache_write_tokens": None,
+        "output_tokens": 500,
+    }  # fmt: skip
+    assert call["usd"] == pytest.approx(E5_USD)
+    assert (call["cost_usd"], call["attrs"], call["failed"]) == (None, {"temperature": 0.2}, False)
+    assert (call["source"], call["source_line"], call["source_kind"]) == (
+        "explore.jsonl", 5, "agent-events"
+    )  # fmt: skip
+    assert (call["commit"], call["error"], call["handoff"], call["push"]) == (None,) * 4
+    assert body["next"] is not None
+
+
+def test_a_commit_and_an_error_carry_their_records(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    _, body = _get(client, "kind=commit", auth_headers)
+    assert body["events"][0]["commit"] == {
+        "sha": "abc123", "subject": FORMULA, "message": f"{FORMULA}\n\nthe body",
+        "files": 2, "insertions": 10, "deletions": 1,
+    }  # fmt: skip
+    _, body = _get(client, "ok=false&agent=root", auth_headers)
+    assert [e["error"] for e in body["events"]] == [{"kind": "other", "message": XSS}]
+
+
+def test_paging_by_next_covers_the_run(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    seen: list[tuple[str, int]] = []
+    query = "limit=4"
+    while True:
+        status, body = _get(client, query, auth_headers)
+        assert status == 200
+        seen += [(e["ts"], e["source_line"]) for e in body["events"]]
+        if body["next"] is None:
+            break
+        query = f"limit=4&cursor={body['next']}"
+    assert [line for _, line in seen] == list(range(15, 0, -1))  # E15 .. E1
+
+
+def test_jsonl_is_every_matching_event_one_a_line(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    text = _body(client, "format=jsonl&agent=w2&subtree=1&order=oldest&limit=1", auth_headers)
+    lines = [orjson.loads(line) for line in text.splitlines()]
+    assert [(e["event"], e["agent"], e["ts"]) for e in lines] == [
+        ("spawn", "w2", "2026-02-10T09:00:05Z"),
+        ("tool_call", "w2", "2026-02-10T09:03:00Z"),
+        ("commit", "w2", "2026-02-10T09:04:00Z"),
+        ("tool_call", "w3", "2026-02-10T10:30:00Z"),
+        ("spawn", "w3", "2026-02-10T10:30:00Z"),
+    ]
+    assert lines[2]["commit_message"] == f"{FORMULA}\n\nthe body"
+    assert (lines[3]["parent"], lines[4]["parent"], lines[3]["source_line"]) == ("p1", "w2", 12)
+
+
+def test_csv_is_every_matching_event_with_formulas_escaped(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    response = client.get(f"{URL}?format=csv&q=h&order=oldest", headers=auth_headers)
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="explore-events.csv"'
+    text = b"".join(response.streaming_content).decode()  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["event"], r["agent"], r["ts"]) for r in rows] == [
+        ("commit", "w2", "2026-02-10T09:04:00Z"),  # HYPERLINK, the body
+    ]
+    assert rows[0]["commit_message"] == f"'{FORMULA}\n\nthe body"
+    assert (rows[0]["commit_files"], rows[0]["ok"], rows[0]["source_line"]) == ("2", "", "9")
+    assert text.startswith("event,run,agent,ts,id,parent,role,model,")
+    assert text.endswith("\r\n")
+
+
+def test_csv_of_calls_lists_their_tokens_and_logged_cost(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    text = _body(client, "format=csv&kind=llm_call&order=oldest", auth_headers)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["model"], r["input_tokens"], r["output_tokens"], r["cost_usd"]) for r in rows] == [
+        ("acme-coder", "1000", "500", ""),
+        ("mystery-model", "10", "5", ""),
+        ("acme-coder", "1", "1", "0.5"),
+    ]
+    assert rows[0]["attrs"] == '{"temperature":0.2}'
+
+
+def test_an_empty_export_still_names_its_columns(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    text = _body(client, "format=csv&kind=stop", auth_headers)
+    assert text.splitlines()[0].startswith("event,run,agent,ts,")
+    assert len(text.splitlines()) == 1
+    assert _body(client, "format=jsonl&kind=stop", auth_headers) == ""
+
+
+@pytest.mark.parametrize(
+    ("query", "detail"),
+    [
+        ("cursor=zzz", "cursor is not one this list gave"),
+        ("limit=0", "limit must be between 1 and 1000"),
+        ("limit=many", "limit 'many' is not an integer"),
+        ("ok=perhaps", "ok must be true or false"),
+        ("order=up", "order must be newest or oldest"),
+        ("format=xlsx", "format must be csv or jsonl"),
+        ("subtree=1", "subtree needs an agent"),
+        ("start=monday", "start must be an RFC 3339 time, got 'monday'"),
+        ("format=csv&end=soon", "end must be an RFC 3339 time, got 'soon'"),
+    ],
+)
+def test_bad_parameters_are_one_line_422s(
+    client: Client, world: None, auth_headers: dict[str, str], query: str, detail: str
+) -> None:
+    assert _get(client, query, auth_headers) == (422, {"detail": detail})
+
+
+def test_a_missing_or_unseen_run_is_a_404(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    assert client.get("/api/runs/nope/events", headers=auth_headers).status_code == 404
+    assert client.get("/api/runs/nope/events?format=csv", headers=auth_headers).status_code == 404
+    stranger = User.objects.create_user("nel", password="x")  # in no team: sees no run
+    _, token = ApiToken.issue(stranger, "t")
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get(URL, headers=headers).status_code == 404
+    assert client.get(f"{URL}?format=jsonl", headers=headers).status_code == 404
+    assert client.get(URL).status_code == 401
