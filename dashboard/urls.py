@@ -16,6 +16,7 @@ from dashboard.pages import serving as serving_pages
 from dashboard.pages import serving_views, settings_audit, settings_teams, settings_users
 from dashboard.pages import settings as settings_pages
 from dashboard.pages import tokens as tokens_pages
+from dashboard.pages.run_events import run_events
 from dashboard.pages.run_replay import run_replay
 from dashboard.preferences import set_time_zone
 from dashboard.staticfiles import favicon
@@ -39,6 +40,7 @@ urlpatterns = [
         name="run-error-rate-chart",
     ),
     path("runs/<path:run>/replay/", run_replay, name="run-replay"),
+    path("runs/<path:run>/events/", run_events, name="run-events"),
     path("runs/<path:run>/", views.run_detail, name="run"),
     path("tokens/", tokens_pages.tokens_page, name="tokens"),
     path("tokens/charts/tax.json", tokens_pages.tax_chart, name="tokens-tax-chart"),
