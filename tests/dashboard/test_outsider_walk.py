@@ -222,14 +222,20 @@ def _crawl(client: Client) -> set[str]:
 def _leaks(answer: Any, control: Any) -> bool:
     """Bravo's names in an answer that is not just 'no such thing' (the answer the control
     name, which does not exist, gets)."""
-    text = answer.content.decode(errors="replace")
+    text = _text(answer)
     if SECRET not in text.lower():
         return False
     as_control = text.replace("bravo-1", "zulu-9").replace("gpu-bravo", "gpu-zulu")
     return not (
         answer.status_code == control.status_code
-        and _unmasked(as_control) == _unmasked(control.content.decode(errors="replace"))
+        and _unmasked(as_control) == _unmasked(_text(control))
     )
+
+
+def _text(answer: Any) -> str:
+    """An answer's body, a streamed file's (an explorer's CSV) read whole."""
+    body = b"".join(answer.streaming_content) if answer.streaming else answer.content
+    return str(body.decode(errors="replace"))
 
 
 def _unmasked(page: str) -> str:
