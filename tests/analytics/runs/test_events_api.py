@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from dashboard.models import ApiToken
+from ingest.pipelines.agent_events import ingest_body
 from tests.analytics.runs.events_world import E5_USD, FORMULA, RUN, XSS, load_world
 
 URL = f"/api/runs/{RUN}/events"
@@ -171,3 +172,22 @@ def test_a_missing_or_unseen_run_is_a_404(
     assert client.get(URL, headers=headers).status_code == 404
     assert client.get(f"{URL}?format=jsonl", headers=headers).status_code == 404
     assert client.get(URL).status_code == 401
+
+
+def test_a_call_is_priced_at_the_shipped_list_price(
+    client: Client, world: None, auth_headers: dict[str, str]
+) -> None:
+    # analytics/data/prices.json: claude-sonnet-4-5 at $3 in, $0.30 cached, $3.75 cache
+    # write and $15 out per million tokens (prompt under the long-context tier).
+    line = {
+        "ts": "2026-02-10T11:00:00Z", "run": "priced", "agent": "main", "event": "llm_call",
+        "model": "claude-sonnet-4-5",
+        "usage": {"input_tokens": 10_000, "cached_input_tokens": 20_000,
+                  "cache_write_tokens": 4_000, "output_tokens": 1_000},
+    }  # fmt: skip
+    assert ingest_body(orjson.dumps(line) + b"\n", source="priced.jsonl").accepted == 1
+    response = client.get("/api/runs/priced/events", headers=auth_headers)
+    [call] = response.json()["events"]
+    by_hand = (10_000 * 3 + 20_000 * 0.3 + 4_000 * 3.75 + 1_000 * 15) / 1_000_000
+    assert by_hand == pytest.approx(0.066)
+    assert call["usd"] == pytest.approx(by_hand)
