@@ -10,6 +10,11 @@ keyset chunks as Arrow, so memory stays at a chunk however many events match.
 
 SQL lives here as constants; the WHERE is joined from fixed fragments, one per filter
 given (values always bound), so DuckDB prunes data files by the filters that are there.
+A page is read in time slices from where it starts (the cursor, else the run's end or
+start as its stored totals give them): a small slice first, each next one GROWTH times
+wider, until the page is full, so a top-N never sorts a whole run of millions; an export
+reads slices of about EXPORT_CHUNK events each, so no query sorts more than a chunk. The
+first and last slices are open-ended: rows are never lost to a stale total.
 Visibility is analytics/runs/queries.ensure_run's: a run not seen is a run not found.
 """
 
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -41,6 +46,17 @@ from warehouse.schema.events import ATTEMPT_KINDS, ATTEMPT_SQL, CONTRACT_COLUMNS
 
 NO_FILTER = EventFilter()
 EXPORT_CHUNK = 100_000  # events per keyset chunk of an export: a few MB of Arrow
+FIRST_SLICE = 1 / 1024  # of the run's time span: a page's first slice (bench/explore.md)
+GROWTH = 8  # each next slice of a page this many times wider: at most five for a page
+SLICE_FLOOR = timedelta(seconds=1)  # no slice is narrower
+
+# The run's time span and size, as the run totals keep them (ingest/pipelines/run_rollups.py).
+SPAN_SQL = """
+SELECT min(first_ts) AS first_ts, max(last_ts) AS last_ts, sum(events) AS events
+FROM run_rollups WHERE run = $run
+"""
+_SLICE_LOW_SQL = " AND ts >= $slice_low"
+_SLICE_HIGH_SQL = " AND ts < $slice_high"
 
 # One fragment per filter, each bound by name; `run = $run` is always there.
 _FILTER_SQL = {
@@ -189,6 +205,76 @@ def _filtered(run: str, flt: EventFilter, seen: Seen) -> tuple[str, dict[str, An
     return _where(run, flt, agents)
 
 
+@dataclass(frozen=True)
+class Span:
+    """A run's first and last event time and its number of events (None: not known)."""
+
+    first: datetime | None
+    last: datetime | None
+    events: int
+
+    def width(self, fraction: float) -> timedelta:
+        if self.first is None or self.last is None:
+            return SLICE_FLOOR
+        return max((self.last - self.first) * fraction, SLICE_FLOOR)
+
+
+def _span(run: str) -> Span:
+    row = warehouse.fetch_one(SPAN_SQL, {"run": run})
+    if row is None:
+        return Span(None, None, 0)
+    return Span(row["first_ts"], row["last_ts"], int(row["events"] or 0))
+
+
+Slice = tuple[datetime | None, datetime | None]  # ts >= low and ts < high; None: open
+
+
+def _slices(
+    span: Span, flt: EventFilter, key: Key | None, width: timedelta, growth: int
+) -> Iterator[Slice]:
+    """Half-open time slices that together cover every time, in the order's direction,
+    from where the page (or file) starts; the first and the last are open-ended."""
+    if span.first is None or span.last is None:
+        yield None, None
+        return
+    low = max(span.first, flt.start) if flt.start else span.first
+    high = min(span.last, flt.end) if flt.end else span.last
+    if key is not None and flt.order is Order.NEWEST:
+        high = min(high, key[0])
+    elif key is not None:
+        low = max(low, key[0])
+    edge: datetime | None = None
+    while True:
+        if flt.order is Order.NEWEST:
+            start = high - width
+            if start <= low:
+                yield None, edge
+                return
+            yield start, edge
+            edge, high = start, start
+        else:
+            stop = low + width
+            if stop > high:
+                yield edge, None
+                return
+            yield edge, stop
+            edge, low = stop, stop
+        width *= growth
+
+
+def _sliced(
+    where: str, params: dict[str, Any], low: datetime | None, high: datetime | None
+) -> tuple[str, dict[str, Any]]:
+    bound = dict(params)
+    if low is not None:
+        where += _SLICE_LOW_SQL
+        bound["slice_low"] = low
+    if high is not None:
+        where += _SLICE_HIGH_SQL
+        bound["slice_high"] = high
+    return where, bound
+
+
 def _keyed(where: str, params: dict[str, Any], order: Order, key: Key | None) -> str:
     if key is None:
         return where
@@ -209,9 +295,16 @@ def events_page(
     key = decode_cursor(cursor) if cursor else None
     where, params = _filtered(run, flt, seen)
     where = _keyed(where, params, flt.order, key)
-    params["limit"] = limit + 1
-    sql = PAGE_SQL.format(columns=", ".join(PAGE_COLUMNS), where=where, order=_ORDER_SQL[flt.order])
-    rows = warehouse.fetch_all(sql, params)
+    span = _span(run)
+    rows: list[dict[str, Any]] = []
+    for low, high in _slices(span, flt, key, span.width(FIRST_SLICE), GROWTH):
+        sliced, bound = _sliced(where, params, low, high)
+        bound["limit"] = limit + 1 - len(rows)
+        order = _ORDER_SQL[flt.order]
+        sql = PAGE_SQL.format(columns=", ".join(PAGE_COLUMNS), where=sliced, order=order)
+        rows += warehouse.fetch_all(sql, bound)
+        if len(rows) > limit:
+            break
     book = book or PriceBook.load()
     events = [_event(row, book) for row in rows[:limit]]
     more = len(rows) > limit
@@ -253,7 +346,23 @@ def export_batches(
     checked (NotFoundError) before the first table is asked for."""
     where, params = _filtered(run, flt, seen)
     columns = _JSONL_SELECT if jsonl else _CSV_SELECT
-    return _chunks(where, params, flt.order, columns)
+    return _sliced_chunks(run, flt, where, params, columns)
+
+
+def _sliced_chunks(
+    run: str, flt: EventFilter, where: str, params: dict[str, Any], columns: str
+) -> Iterator[pa.Table]:
+    """The tables of each slice of about EXPORT_CHUNK events, in order; the first table
+    (even empty) names the columns, empty ones after it are left out."""
+    span = _span(run)
+    width = span.width(EXPORT_CHUNK / span.events if span.events > EXPORT_CHUNK else 1.0)
+    first = True
+    for low, high in _slices(span, flt, None, width, 1):
+        sliced, bound = _sliced(where, params, low, high)
+        for table in _chunks(sliced, bound, flt.order, columns):
+            if table.num_rows or first:
+                yield table
+            first = False
 
 
 def _chunks(where: str, base: dict[str, Any], order: Order, columns: str) -> Iterator[pa.Table]:

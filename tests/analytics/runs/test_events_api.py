@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from analytics.runs import events
 from dashboard.models import ApiToken
 from ingest.pipelines.agent_events import ingest_body
 from tests.analytics.runs.events_world import E5_USD, FORMULA, RUN, XSS, load_world
@@ -191,3 +192,28 @@ def test_a_call_is_priced_at_the_shipped_list_price(
     by_hand = (10_000 * 3 + 20_000 * 0.3 + 4_000 * 3.75 + 1_000 * 15) / 1_000_000
     assert by_hand == pytest.approx(0.066)
     assert call["usd"] == pytest.approx(by_hand)
+
+
+@pytest.mark.parametrize(
+    ("order", "lines"), [("oldest", range(1, 16)), ("newest", range(15, 0, -1))]
+)
+def test_an_export_read_in_many_slices_and_chunks_holds_each_event_once(
+    client: Client,
+    world: None,
+    auth_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    order: str,
+    lines: range,
+) -> None:
+    # Chunks of 2 events, slices of 2/15 of the run's 1 h 45 min (14 min): many of both,
+    # with E12-E14's tie on 10:30:00 inside one slice.
+    monkeypatch.setattr(events, "EXPORT_CHUNK", 2)
+    text = _body(client, f"format=jsonl&order={order}", auth_headers)
+    assert [orjson.loads(line)["source_line"] for line in text.splitlines()] == list(lines)
+    rows = list(
+        csv.DictReader(io.StringIO(_body(client, f"format=csv&order={order}", auth_headers)))
+    )
+    assert [int(r["source_line"]) for r in rows] == list(lines)
+    failed = _body(client, f"format=jsonl&ok=false&order={order}", auth_headers)
+    expected = [6, 7, 15] if order == "oldest" else [15, 7, 6]  # E6, E7, E15
+    assert [orjson.loads(line)["source_line"] for line in failed.splitlines()] == expected
