@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import warehouse
 from analytics.costs.calls import call_usd
@@ -46,6 +47,7 @@ from warehouse.schema.events import ATTEMPT_KINDS, ATTEMPT_SQL, CONTRACT_COLUMNS
 
 NO_FILTER = EventFilter()
 EXPORT_CHUNK = 100_000  # events per keyset chunk of an export: a few MB of Arrow
+WHOLE_SLICE = 2 * EXPORT_CHUNK  # a slice of an export read in one query at most this big
 FIRST_SLICE = 1 / 1024  # of the run's time span: a page's first slice (bench/explore.md)
 GROWTH = 8  # each next slice of a page this many times wider: at most five for a page
 SLICE_FLOOR = timedelta(seconds=1)  # no slice is narrower
@@ -80,6 +82,11 @@ _AFTER_SQL = {
     Order.OLDEST: "ts >= $c_ts AND (ts > $c_ts OR rowid > $c_row)",
 }
 _ORDER_SQL = {Order.NEWEST: "ts DESC, rowid DESC", Order.OLDEST: "ts ASC, rowid ASC"}
+# A file's rows carry `ts` as text: they sort by the key columns, never by that text.
+_KEY_ORDER_SQL = {
+    Order.NEWEST: "key_ts DESC, key_row DESC",
+    Order.OLDEST: "key_ts ASC, key_row ASC",
+}
 
 PAGE_COLUMNS = (
     "event", "ts", "agent", "id", "parent", "role", "model", "input_tokens",
@@ -136,6 +143,11 @@ _JSONL_SELECT = (
     )
     + "))::VARCHAR AS line"
 )
+# A slice read whole (any order, sorted in Arrow), unless it holds more than WHOLE_SLICE.
+WHOLE_SLICE_SQL = (
+    "SELECT ts AS key_ts, rowid AS key_row, {columns} FROM events WHERE {where} LIMIT $limit"
+)
+_ARROW_ORDER = {Order.NEWEST: "descending", Order.OLDEST: "ascending"}
 EXPORT_SQL = (
     "SELECT ts AS key_ts, rowid AS key_row, {columns} FROM events"
     " WHERE {where} ORDER BY {order} LIMIT $limit"
@@ -359,10 +371,27 @@ def _sliced_chunks(
     first = True
     for low, high in _slices(span, flt, None, width, 1):
         sliced, bound = _sliced(where, params, low, high)
-        for table in _chunks(sliced, bound, flt.order, columns):
+        for table in _slice_tables(sliced, bound, flt.order, columns):
             if table.num_rows or first:
                 yield table
             first = False
+
+
+def _slice_tables(
+    where: str, bound: dict[str, Any], order: Order, columns: str
+) -> Iterator[pa.Table]:
+    """A slice's events in order: read whole and sorted in Arrow when it holds at most
+    WHOLE_SLICE events (the common case: DuckDB's sort of the wide rows costs as much as
+    reading them), else in keyset chunks that DuckDB sorts, so memory stays bounded."""
+    params = {**bound, "limit": WHOLE_SLICE + 1}
+    table = warehouse.fetch_arrow(WHOLE_SLICE_SQL.format(columns=columns, where=where), params)
+    if table.num_rows > WHOLE_SLICE:
+        del table
+        yield from _chunks(where, bound, order, columns)
+        return
+    direction = _ARROW_ORDER[order]
+    indices = pc.sort_indices(table, sort_keys=[("key_ts", direction), ("key_row", direction)])
+    yield table.take(indices).drop_columns(["key_ts", "key_row"])
 
 
 def _chunks(where: str, base: dict[str, Any], order: Order, columns: str) -> Iterator[pa.Table]:
@@ -370,7 +399,7 @@ def _chunks(where: str, base: dict[str, Any], order: Order, columns: str) -> Ite
     while True:
         params = {**base, "limit": EXPORT_CHUNK}
         sql = EXPORT_SQL.format(
-            columns=columns, where=_keyed(where, params, order, key), order=_ORDER_SQL[order]
+            columns=columns, where=_keyed(where, params, order, key), order=_KEY_ORDER_SQL[order]
         )
         table = warehouse.fetch_arrow(sql, params)
         first = key is None

@@ -217,3 +217,30 @@ def test_an_export_read_in_many_slices_and_chunks_holds_each_event_once(
     failed = _body(client, f"format=jsonl&ok=false&order={order}", auth_headers)
     expected = [6, 7, 15] if order == "oldest" else [15, 7, 6]  # E6, E7, E15
     assert [orjson.loads(line)["source_line"] for line in failed.splitlines()] == expected
+
+
+@pytest.mark.parametrize("whole_slice", [0, 200_000])  # keyset chunks; a slice sorted in Arrow
+@pytest.mark.parametrize("order", ["oldest", "newest"])
+def test_an_export_keeps_time_order_across_fractions_of_a_second(
+    client: Client,
+    world: None,
+    auth_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    whole_slice: int,
+    order: str,
+) -> None:
+    # As text, "09:00:00.500Z" sorts before "09:00:00Z": the order must be the times'.
+    stamps = ["09:00:00Z", "09:00:00.500Z", "09:00:01Z", "09:00:01.250Z", "09:00:02Z"]
+    lines = [
+        {"ts": f"2026-02-10T{s}", "run": "fractions", "agent": "a", "event": "spawn"}
+        for s in stamps
+    ]
+    ingest_body(b"".join(orjson.dumps(line) + b"\n" for line in lines), source="f.jsonl")
+    monkeypatch.setattr(events, "EXPORT_CHUNK", 1)
+    monkeypatch.setattr(events, "WHOLE_SLICE", whole_slice)
+    response = client.get(
+        f"/api/runs/fractions/events?format=csv&order={order}", headers=auth_headers
+    )
+    text = b"".join(response.streaming_content).decode()  # type: ignore[attr-defined]
+    times = [row["ts"][11:] for row in csv.DictReader(io.StringIO(text))]
+    assert times == (stamps if order == "oldest" else stamps[::-1])
