@@ -6,7 +6,8 @@ means what the runs' error rate counts (warehouse.schema.events.ERROR_SQL); an a
 subtree follows the parent links as the agent tree reads them (a spawn's link wins).
 
 Also the whole filter as a file (events_export.py writes it): the same WHERE, read in
-keyset chunks as Arrow, so memory stays at a chunk however many events match.
+time slices of about EXPORT_CHUNK events as Arrow, so memory stays at a slice however
+many events match.
 
 SQL lives here as constants; the WHERE is joined from fixed fragments, one per filter
 given (values always bound), so DuckDB prunes data files by the filters that are there.
@@ -353,7 +354,7 @@ def _attrs(text: str | None) -> Any:
 def export_batches(
     run: str, flt: EventFilter, seen: Seen = SYSTEM_VIEW, *, jsonl: bool = False
 ) -> Iterator[pa.Table]:
-    """Every event the filter matches, in its order, as Arrow tables of up to EXPORT_CHUNK
+    """Every event the filter matches, in its order, as Arrow tables of up to WHOLE_SLICE
     rows: EXPORT_COLUMNS for a CSV, one `line` of JSON per event when `jsonl`. The run is
     checked (NotFoundError) before the first table is asked for."""
     where, params = _filtered(run, flt, seen)

@@ -1,6 +1,6 @@
 """The events explorer's current filter as a file: CSV or JSONL, streamed as the events
-are read (analytics/runs/events.export_batches: keyset chunks as Arrow), so memory stays
-at a chunk and a million events leave as fast as Arrow writes them, never a Python object
+are read (analytics/runs/events.export_batches: time slices as Arrow), so memory stays
+at a slice and a million events leave as fast as Arrow writes them, never a Python object
 per cell. The CSV's text cells get lib.downloads' formula rule (the rule every table's
 CSV follows, dashboard/export.py), column by column.
 
