@@ -15,6 +15,7 @@ from analytics.people.api import router as people_router
 from analytics.runs.agent_api import router as agent_router
 from analytics.runs.api import quarantine_router
 from analytics.runs.api import router as runs_router
+from analytics.runs.events_api import router as events_router
 from analytics.runs.replay_api import router as replay_router
 from analytics.serving.api import router as serving_router
 from analytics.tokens.api import router as tokens_router
@@ -104,10 +105,11 @@ def health(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-# Before the runs router: /runs/{run}/replay and /runs/{run}/agents/{agent} are never
+# Before the runs router: /runs/{run}/replay, /events and /agents/{agent} are never
 # read as a run's name.
 api.add_router("/runs", agent_router, tags=["runs"])
 api.add_router("/runs", replay_router, tags=["runs"])
+api.add_router("/runs", events_router, tags=["runs"])
 api.add_router("/runs", runs_router, tags=["runs"])
 api.add_router("/quarantine", quarantine_router, tags=["runs"])
 api.add_router("/ingest", ingest_router, tags=["ingest"])

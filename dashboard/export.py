@@ -18,7 +18,9 @@ from typing import Any
 
 from django.http import StreamingHttpResponse
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+from lib.downloads import FORMULA_START as _FORMULA_START
+from lib.downloads import attachment as _attachment
+
 _BATCH = 1000  # rows per chunk written to the socket
 
 
@@ -67,14 +69,6 @@ def jsonl_chunks(records: Iterable[dict[str, Any]]) -> Iterator[bytes]:
             lines = []
     if lines:
         yield ("\n".join(lines) + "\n").encode()
-
-
-def _attachment(chunks: Iterator[bytes], content_type: str, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(chunks, content_type=content_type)
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in filename)
-    response["Content-Disposition"] = f'attachment; filename="{safe}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
 
 
 def csv_response(

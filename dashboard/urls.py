@@ -17,6 +17,7 @@ from dashboard.pages import serving_views, settings_audit, settings_teams, setti
 from dashboard.pages import settings as settings_pages
 from dashboard.pages import tokens as tokens_pages
 from dashboard.pages.run_agent import run_agent, run_agent_timeline_chart
+from dashboard.pages.run_events import run_events
 from dashboard.pages.run_replay import run_replay
 from dashboard.pages.runs_list import runs_list
 from dashboard.preferences import set_time_zone
@@ -49,6 +50,7 @@ urlpatterns = [
     ),
     path("runs/<path:run>/agents/<path:agent>/", run_agent, name="run-agent"),
     path("runs/<path:run>/replay/", run_replay, name="run-replay"),
+    path("runs/<path:run>/events/", run_events, name="run-events"),
     path("runs/<path:run>/", views.run_detail, name="run"),
     path("tokens/", tokens_pages.tokens_page, name="tokens"),
     path("tokens/charts/tax.json", tokens_pages.tax_chart, name="tokens-tax-chart"),

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
+import pyarrow as pa
 from django.conf import settings
 
 log = logging.getLogger(__name__)
@@ -326,6 +327,14 @@ def fetch_one(
 ) -> dict[str, Any] | None:
     rows = fetch_all(sql, params)
     return rows[0] if rows else None
+
+
+def fetch_arrow(sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pa.Table:
+    """Run a read query with bound parameters; its answer as one Arrow table (columnar,
+    no Python object per value: for a reader that writes many rows out as they are)."""
+    cur = cursor()
+    _execute(cur, sql, params)
+    return cur.to_arrow_table()
 
 
 # --- writing -----------------------------------------------------------------------------

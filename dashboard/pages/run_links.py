@@ -36,7 +36,7 @@ def _spelled(value: str | bool | datetime) -> str:
 def explorer_url(run: str, **filters: str | bool | datetime | None) -> str:
     """The events explorer of `run` with these filters (None: left out), in this order."""
     params = {name: _spelled(value) for name, value in filters.items() if value is not None}
-    page = reverse("run", args=[run]) + "events/"
+    page = reverse("run-events", args=[run])
     return f"{page}?{urlencode(params, safe=':')}" if params else page
 
 

@@ -101,7 +101,7 @@ def run_replay(request: HttpRequest, run: str) -> HttpResponse:
         "agent": agent,
         "turns": [_shown(t) for t in page.turns],
         "run_url": run_url,
-        "events_url": run_url + "events/",
+        "events_url": reverse("run-events", kwargs={"run": run}),
         "api_url": reverse("api:run_replay", kwargs={"run": run}),
         "newer_url": link(cursor=page.next) if page.next else None,
         "older_url": link(before=page.previous) if page.previous else None,
