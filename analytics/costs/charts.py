@@ -68,10 +68,11 @@ def spend_figure(days: list[date], series: dict[str, list[float]], what: str) ->
 
 def tokens_figure(days: list[date], tokens: dict[str, list[int]]) -> go.Figure:
     """Stacked daily bars of tokens by kind (TOKEN_LABELS' order), every kind drawn so
-    the legend is the same whatever the days hold."""
+    the legend is the same whatever the days hold; no bars at all when no day has any."""
     fig = go.Figure()
     x = [d.isoformat() for d in days]
-    for kind, label in TOKEN_LABELS.items():
+    empty = not any(any(values) for values in tokens.values())
+    for kind, label in ({} if empty else TOKEN_LABELS).items():
         fig.add_trace(
             go.Bar(
                 x=x,
@@ -88,6 +89,6 @@ def tokens_figure(days: list[date], tokens: dict[str, list[int]]) -> go.Figure:
             yaxis={"gridcolor": "#eef0f3", "rangemode": "tozero", "title": {"text": "tokens"}},
         )
     )
-    if not any(any(values) for values in tokens.values()):
+    if empty:
         show_empty(fig, NO_TOKENS)
     return fig
