@@ -219,16 +219,23 @@ def _crawl(client: Client) -> set[str]:
     return seen
 
 
+def _body(answer: Any) -> str:
+    """The answer's text, streamed (a table's CSV) or not."""
+    if answer.streaming:
+        return b"".join(answer.streaming_content).decode(errors="replace")
+    return str(answer.content.decode(errors="replace"))
+
+
 def _leaks(answer: Any, control: Any) -> bool:
     """Bravo's names in an answer that is not just 'no such thing' (the answer the control
     name, which does not exist, gets)."""
-    text = answer.content.decode(errors="replace")
+    text = _body(answer)
     if SECRET not in text.lower():
         return False
     as_control = text.replace("bravo-1", "zulu-9").replace("gpu-bravo", "gpu-zulu")
     return not (
         answer.status_code == control.status_code
-        and _unmasked(as_control) == _unmasked(control.content.decode(errors="replace"))
+        and _unmasked(as_control) == _unmasked(_body(control))
     )
 
 
