@@ -19,23 +19,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from analytics.costs.pricing import LONG_CONTEXT_TOKENS, PriceBook, Usage, cost_usd
-from analytics.costs.queries import LONG_SQL
+from analytics.costs.queries import LONG_SQL, USAGE_SUMS_SQL
 
-# Usage sums of a group of llm_call rows (which carry `long`, LONG_SQL's flag).
-_SUMS_SQL = """
-       count(*) AS calls,
-       coalesce(sum(input_tokens), 0) AS input_tokens,
-       coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
-       coalesce(sum(cache_write_tokens), 0) AS cache_write_tokens,
-       coalesce(sum(cache_write_1h_tokens), 0) AS cache_write_1h_tokens,
-       coalesce(sum(output_tokens), 0) AS output_tokens,
-       coalesce(sum(input_tokens) FILTER (WHERE long), 0) AS long_input_tokens,
-       coalesce(sum(cached_input_tokens) FILTER (WHERE long), 0) AS long_cached_input_tokens,
-       coalesce(sum(output_tokens) FILTER (WHERE long), 0) AS long_output_tokens,
-       coalesce(sum(cache_write_tokens) FILTER (WHERE long), 0) AS long_cache_write_tokens,
-       coalesce(sum(cache_write_1h_tokens) FILTER (WHERE long), 0)
-           AS long_cache_write_1h_tokens,
-       coalesce(sum(cost_usd), 0) AS logged_usd"""
 _USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
@@ -49,7 +34,7 @@ def grouped_usage_sql(key_sql: str, where_sql: str, relation: str = "events") ->
 SELECT {key_sql} AS key, model,
        (ts AT TIME ZONE 'UTC')::DATE AS utc_day,
        cost_usd IS NOT NULL AS logged,
-       speed IS NOT DISTINCT FROM 'fast' AS fast,{_SUMS_SQL}
+       speed IS NOT DISTINCT FROM 'fast' AS fast,{USAGE_SUMS_SQL}
 FROM (
     SELECT *, {LONG_SQL} AS long FROM {relation}
     WHERE event = 'llm_call' AND ({where_sql})

@@ -32,13 +32,9 @@ LONG_SQL = (
     "coalesce(input_tokens, 0) + coalesce(cached_input_tokens, 0)"
     " + coalesce(cache_write_tokens, 0) > $long"
 )
-# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run},
-# {source}, {person} and {team} are the column or `NULL`. Nothing from a request is ever formatted into this.
-_USAGE_SQL = f"""
-SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
-       {{person}} AS person, {{team}} AS team,
-       cost_usd IS NOT NULL AS logged,
-       speed IS NOT DISTINCT FROM 'fast' AS fast,
+# Usage sums of a group of llm_call rows (which carry `long`, LONG_SQL's flag): the
+# report's grouping below and analytics.costs.calls' grouped_usage_sql share them.
+USAGE_SUMS_SQL = """
        count(*) AS calls,
        coalesce(sum(input_tokens), 0) AS input_tokens,
        coalesce(sum(cached_input_tokens), 0) AS cached_input_tokens,
@@ -51,7 +47,14 @@ SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
        coalesce(sum(cache_write_tokens) FILTER (WHERE long), 0) AS long_cache_write_tokens,
        coalesce(sum(cache_write_1h_tokens) FILTER (WHERE long), 0)
            AS long_cache_write_1h_tokens,
-       coalesce(sum(cost_usd), 0) AS logged_usd
+       coalesce(sum(cost_usd), 0) AS logged_usd"""
+# {segment} is built from fixed text with bound parameters ($b1, $b2, ...); {run},
+# {source}, {person} and {team} are the column or `NULL`. Nothing from a request is ever formatted into this.
+_USAGE_SQL = f"""
+SELECT {{segment}} AS segment, model, {{run}} AS run, {{source}} AS source,
+       {{person}} AS person, {{team}} AS team,
+       cost_usd IS NOT NULL AS logged,
+       speed IS NOT DISTINCT FROM 'fast' AS fast,{USAGE_SUMS_SQL}
 FROM (
     -- whether a call is long-context, worked out once per row for its five sums
     SELECT *, {LONG_SQL} AS long

@@ -126,16 +126,6 @@ class DailyReport:
     mean_7d_usd: float
 
 
-@dataclass(frozen=True)
-class SpendSeries:
-    """API spend per day (one value per day of `days`), by model and by run."""
-
-    days: list[date]
-    by_model: dict[str, list[float]]
-    by_run: dict[str, list[float]]
-    unpriced: list[str]
-
-
 def read_zone(tz: str | None) -> ZoneInfo:
     try:
         return ZoneInfo(tz or "UTC")
@@ -180,7 +170,7 @@ def _usage(row: queries.UsageRow) -> Usage:
     return Usage(**{name: getattr(row, name) for name in queries.TOKEN_FIELDS})
 
 
-def _price_rows(rows: list[queries.UsageRow], book: PriceBook) -> list[_Priced]:
+def price_rows(rows: list[queries.UsageRow], book: PriceBook) -> list[_Priced]:
     priced = []
     for row in rows:
         price = book.price(row.model, row.utc_day)
@@ -209,7 +199,7 @@ def _add(totals: _Totals, p: _Priced) -> None:
         totals.priced_usd += p.usd
 
 
-def _money(value: float) -> float:
+def money(value: float) -> float:
     return round(value, 8)  # sub-cent: sums of many small calls stay true to the cent
 
 
@@ -252,9 +242,9 @@ def gpu_costs(day: date, zone: ZoneInfo, seen: Seen) -> list[GpuCost]:
                 gpus=price.gpus,
                 usd_per_gpu_hour=float(price.usd_per_gpu_hour),
                 hours=hours,
-                usd=_money(usd),
+                usd=money(usd),
                 generated_tokens=int(generated),
-                usd_per_mtok=_money(usd / generated * 1_000_000) if generated else None,
+                usd_per_mtok=money(usd / generated * 1_000_000) if generated else None,
             )
         )
     return answer
@@ -275,7 +265,7 @@ def priced_usage(
     rows = queries.read_usage(
         segments, seen=seen, by_run=True, by_source=by_source, by_person=by_person
     )
-    return [(p.row, p.usd or 0.0) for p in _price_rows(rows, PriceBook.load())]
+    return [(p.row, p.usd or 0.0) for p in price_rows(rows, PriceBook.load())]
 
 
 def _daily_usd(priced: list[_Priced]) -> dict[date, float]:
@@ -294,10 +284,10 @@ def _model_cost(model: str, t: _Totals, priced_as: str | None) -> ModelCost:
         cached_input_tokens=t.tokens["cached_input_tokens"],
         cache_write_tokens=t.tokens["cache_write_tokens"],
         output_tokens=t.tokens["output_tokens"],
-        usd=_money(t.usd),
-        logged_usd=_money(t.logged_usd),
-        computed_usd=_money(t.computed_usd) if priced_as else None,
-        cache_savings_usd=_money(t.cache_savings_usd),
+        usd=money(t.usd),
+        logged_usd=money(t.logged_usd),
+        computed_usd=money(t.computed_usd) if priced_as else None,
+        cache_savings_usd=money(t.cache_savings_usd),
         unpriced_calls=t.unpriced_calls,
     )
 
@@ -312,7 +302,7 @@ def _team_costs(teams: list[Team], priced: list[_Priced]) -> list[TeamCost]:
     return [
         TeamCost(
             team=t.name,
-            usd=_money(team_usd.get(t.name, 0.0)),
+            usd=money(team_usd.get(t.name, 0.0)),
             daily_budget_usd=float(t.daily_budget_usd) if t.daily_budget_usd is not None else None,
         )
         for t in teams
@@ -337,14 +327,14 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
     # Grouping by source file costs time over millions of calls: only when a team needs it.
     by_source = any(t.source_patterns for t in teams)
     segments = queries.day_segments(day, day, zone)
-    today = _price_rows(
+    today = price_rows(
         queries.read_usage(segments, seen=seen, by_run=True, by_source=by_source, by_person=True),
         book,
     )
     last_week = queries.day_segments(
         day - timedelta(days=TREND_DAYS), day - timedelta(days=1), zone
     )
-    earlier = _daily_usd(_price_rows(queries.read_usage(last_week, seen=seen, by_run=False), book))
+    earlier = _daily_usd(price_rows(queries.read_usage(last_week, seen=seen, by_run=False), book))
 
     by_model: dict[str, _Totals] = defaultdict(_Totals)
     by_run: dict[str, _Totals] = defaultdict(_Totals)
@@ -362,14 +352,14 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
     gpu = gpu_costs(day, zone, seen)
     gpu_usd = sum(g.usd for g in gpu)
     trend = [
-        TrendPoint(d.isoformat(), _money(earlier.get(d, 0.0)))
+        TrendPoint(d.isoformat(), money(earlier.get(d, 0.0)))
         for d in (day - timedelta(days=offset) for offset in range(TREND_DAYS, 0, -1))
     ]
     previous = earlier.get(day - timedelta(days=1), 0.0)
     week = [earlier.get(day - timedelta(days=n), 0.0) for n in range(1, TREND_DAYS + 1)]
     mean_7d = sum(week) / TREND_DAYS
     run_rows = [
-        RunCost(run=run, usd=_money(t.usd), calls=t.calls, unpriced_calls=t.unpriced_calls)
+        RunCost(run=run, usd=money(t.usd), calls=t.calls, unpriced_calls=t.unpriced_calls)
         for run, t in sorted(by_run.items(), key=lambda item: (-item[1].usd, item[0]))
     ]
     return DailyReport(
@@ -377,12 +367,12 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
         tz=zone.key,
         start=start,
         end=end,
-        total_usd=_money(total.usd + gpu_usd),
-        api_usd=_money(total.usd),
-        gpu_usd=_money(gpu_usd),
-        logged_usd=_money(total.logged_usd),
-        computed_usd=_money(total.computed_usd),
-        cache_savings_usd=_money(total.cache_savings_usd),
+        total_usd=money(total.usd + gpu_usd),
+        api_usd=money(total.usd),
+        gpu_usd=money(gpu_usd),
+        logged_usd=money(total.logged_usd),
+        computed_usd=money(total.computed_usd),
+        cache_savings_usd=money(total.cache_savings_usd),
         calls=total.calls,
         by_model=sorted(
             (_model_cost(model, t, price_names[model]) for model, t in by_model.items()),
@@ -393,42 +383,16 @@ def build_daily_report(day: date, tz: str | None = None, *, seen: Seen) -> Daily
         by_team=_team_costs(teams, today),
         gpu=gpu,
         by_person=[
-            PersonCost(person, team, _money(t.usd), t.calls, t.unpriced_calls)
+            PersonCost(person, team, money(t.usd), t.calls, t.unpriced_calls)
             for (person, team), t in sorted(
                 by_person.items(), key=lambda item: (-item[1].usd, item[0][0], item[0][1] or "")
             )
         ],
         unpriced=sorted(m for m, t in by_model.items() if t.unpriced_calls),
         price_problems=book.problems,
-        previous_day_usd=_money(previous),
-        change_usd=_money(total.usd - previous),
-        change_pct=_money((total.usd - previous) / previous * 100) if previous else None,
+        previous_day_usd=money(previous),
+        change_usd=money(total.usd - previous),
+        change_pct=money((total.usd - previous) / previous * 100) if previous else None,
         trend=trend,
-        mean_7d_usd=_money(mean_7d),
-    )
-
-
-def build_spend_series(
-    last_day: date, days: int, tz: str | None = None, *, seen: Seen
-) -> SpendSeries:
-    """API spend per day of the runs `seen` covers for the `days` days ending on
-    `last_day`, by model and by run (unpriced calls add nothing; their models are listed)."""
-    zone = read_zone(tz)
-    first_day = last_day - timedelta(days=days - 1)
-    segments = queries.day_segments(first_day, last_day, zone)
-    rows = queries.read_usage(segments, seen=seen, by_run=True)
-    priced = _price_rows(rows, PriceBook.load())
-    day_list = [first_day + timedelta(days=n) for n in range(days)]
-    index = {d: n for n, d in enumerate(day_list)}
-    by_model: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
-    by_run: dict[str, list[float]] = defaultdict(lambda: [0.0] * days)
-    unpriced: set[str] = set()
-    for p in priced:
-        model = p.row.model or UNKNOWN_MODEL
-        if p.usd is None:
-            unpriced.add(model)
-        by_model[model][index[p.row.day]] += p.usd or 0.0
-        by_run[p.row.run or ""][index[p.row.day]] += p.usd or 0.0
-    return SpendSeries(
-        days=day_list, by_model=dict(by_model), by_run=dict(by_run), unpriced=sorted(unpriced)
+        mean_7d_usd=money(mean_7d),
     )

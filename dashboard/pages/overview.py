@@ -5,7 +5,9 @@ analytics/serving/ (queries, instances), the figure from analytics/serving/chart
 
 Everything here is what the request's Seen (lib.access.seen_of) sees: its runs (another
 team's run is the 404 of a run that does not exist), its serving instances, and a default
-range drawn from those only; a user in no team is told to ask an admin.
+range drawn from those only; a user in no team is told to ask an admin. `?team=` narrows
+it to one team's runs, people and serving targets (dashboard.pages.team_filter), kept in
+the run picker, the time picker and the chart URL.
 """
 
 from __future__ import annotations
@@ -23,14 +25,17 @@ from analytics.serving import charts as serving_charts
 from analytics.serving import queries as serving
 from analytics.serving.instances import list_instances
 from dashboard.pages.runs import in_no_team
+from dashboard.pages.team_filter import read_team_filter, team_refused
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
 from lib.access import Seen, seen_of
-from lib.errors import NotFoundError, ParameterError
+from lib.errors import ForbiddenError, NotFoundError, ParameterError
 
 
 def _problem(exc: Exception) -> HttpResponse:
     """The chart's answer to a bad request: JSON with a one-line `detail`, as the API's."""
-    status = 404 if isinstance(exc, NotFoundError) else 422
+    status = (
+        404 if isinstance(exc, NotFoundError) else 403 if isinstance(exc, ForbiddenError) else 422
+    )
     return JsonResponse({"detail": str(exc)}, status=status)
 
 
@@ -64,9 +69,13 @@ def _read(
 
 @login_required
 def overview_page(request: HttpRequest) -> HttpResponse:
-    seen = seen_of(request)
-    if in_no_team(seen):
+    if in_no_team(seen_of(request)):
         return render(request, "overview/no_team.html", {"nav": "overview"})
+    try:
+        team = read_team_filter(request)
+    except ForbiddenError as exc:
+        return team_refused(request, exc, title="Overview", nav="overview")
+    seen = team.seen
     all_runs = runs.list_runs(seen)
     wanted = request.GET.get("run")
     try:
@@ -74,12 +83,12 @@ def overview_page(request: HttpRequest) -> HttpResponse:
     except NotFoundError as exc:
         raise Http404(str(exc)) from None
     except ParameterError as exc:
-        keep = {"run": wanted} if wanted else {}
+        keep = {"run": wanted, **team.params()} if wanted else team.params()
         return range_problem(request, exc, title="Overview", nav="overview", keep=keep)
     instances = list_instances(seen=seen)
     # Without an explicit range the chart view resolves the same default (the run's range).
-    query = page.query(run=run.run if run else None)
-    keep = {"run": run.run} if run else {}
+    query = page.query(run=run.run if run else None, **team.params())
+    keep = {"run": run.run, **team.params()} if run else team.params()
     return render(
         request,
         "serving/fleet_overview.html",
@@ -91,16 +100,22 @@ def overview_page(request: HttpRequest) -> HttpResponse:
             "window": window,
             "range": page.context(keep, shown=(window.start, window.end, window.bucket_s)),
             "chart_src": reverse("overview-chart") + "?" + query,
+            "team": team.team,
+            "team_choices": team.teams,
+            # A new team drops the run (it may not be the team's); the window stays.
+            "team_keep": {
+                k: v for k, v in request.GET.items() if k in ("last", "start", "end", "bucket")
+            },
         },
     )
 
 
 @login_required
 def overview_chart(request: HttpRequest) -> HttpResponse:
-    seen = seen_of(request)
     try:
+        seen = read_team_filter(request).seen
         _, run, w = _read(request, runs.list_runs(seen), seen)
-    except (NotFoundError, ParameterError) as exc:
+    except (NotFoundError, ForbiddenError, ParameterError) as exc:
         return _problem(exc)
     commits: list[tuple[datetime, float | None]] = []
     errors: list[tuple[datetime, float | None]] = []

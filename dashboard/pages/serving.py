@@ -9,6 +9,9 @@ charts hold only visible instances, and an instance the user may not see is a 40
 unknown one (analytics.serving.instances.require_instance). Saving a model config is an
 editor's change (the access middleware refuses a viewer's POST) and only for a model a
 visible instance serves.
+
+The overview's instance table is a CSV too (`?format=csv&table=instances`, the
+convention of dashboard.tables), its raw figures rather than the page's text.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -40,6 +44,8 @@ from analytics.serving.latency import latency
 from analytics.serving.models import ModelConfig, ScrapeTarget
 from analytics.serving.signals import increase_by_label
 from dashboard.pages.time_window import PageWindow, range_problem, read_window
+from dashboard.tables import CsvTable, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.access import Seen, seen_of
 from lib.errors import NotFoundError, ParameterError
 
@@ -70,9 +76,27 @@ def latency_text(value: float | None) -> str:
 
 # --- pages ------------------------------------------------------------------------------
 
+INSTANCES_HEADER = (
+    "instance",
+    "up",
+    "engine",
+    "engines",
+    "model",
+    "kv_usage_now",
+    "kv_usage_mean_1h",
+    "prefix_hit_rate_1h",
+    "preemptions_1h",
+    "ttft_p95_1h_s",
+    "running",
+    "waiting",
+    "last_scrape",
+    "last_error",
+    "last_error_at",
+)
+
 
 @login_required
-def serving_overview(request: HttpRequest) -> HttpResponse:
+def serving_overview(request: HttpRequest) -> HttpResponseBase:
     seen = seen_of(request)
     try:
         page = read_window(request)
@@ -85,9 +109,29 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
     latest = latest_gauges_all(instances)
     targets = {t.name: t for t in ScrapeTarget.objects.all() if seen.sees_instance(t.name)}
     rows = []
+    raw: list[tuple[object, ...]] = []
     for r in instances:
         s = summary.get(r.instance, serving.InstanceSummary())
         g = latest.get(r.instance, GaugesNow())
+        raw.append(
+            (
+                r.instance,
+                r.up,
+                r.engine or "",
+                r.engines,
+                r.model or "",
+                g.kv_usage,
+                s.kv_usage_mean,
+                s.hit_rate,
+                int(s.preemptions),
+                s.ttft_p95,
+                g.running,
+                g.waiting,
+                r.last_scrape.isoformat(),
+                r.last_error or "",
+                r.last_error_at.isoformat() if r.last_error_at else "",
+            )
+        )
         rows.append(
             {
                 **asdict(r),
@@ -105,6 +149,8 @@ def serving_overview(request: HttpRequest) -> HttpResponse:
     never_scraped = [
         t for name, t in targets.items() if name not in {r.instance for r in instances}
     ]
+    if wants_csv(request) is not None:
+        return table_csv(request, "serving", {"instances": CsvTable(INSTANCES_HEADER, lambda: raw)})
     charts_query = page.query()
     return render(
         request,

@@ -58,7 +58,7 @@ def _log_in(page: Page, base: str) -> None:
 
 
 def _charts_drawn(page: Page) -> None:
-    page.wait_for_function("() => document.querySelectorAll('.chart .plot-container').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('.chart .plot-container').length === 3")
     expect(page.locator(".chart .error")).to_have_count(0)
 
 

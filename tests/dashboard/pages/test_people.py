@@ -2,6 +2,8 @@
 (tests/analytics/people/world.py), the team filter kept in the URL, a person's sessions
 linked to their runs, what an empty warehouse says, and each user seeing their teams'."""
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,27 @@ def test_an_empty_warehouse_says_how_to_send_telemetry(lake: Path, admin: Any) -
     assert "No telemetry from people yet" in html
     assert "OTEL_EXPORTER_OTLP_ENDPOINT=http://testserver\n" in html
     assert "Send telemetry" in html
+
+
+@pytest.mark.usefixtures("telemetry")
+def test_the_people_table_as_csv_is_the_tables_rows_with_the_pages_filter(admin: Any) -> None:
+    client = _client(admin)
+    html = client.get("/people/?team=web&last=all").content.decode()
+    assert 'href="/people/?team=web&amp;last=all&amp;format=csv&amp;table=people"' in html
+    answer = client.get("/people/?last=all&format=csv&table=people")
+    assert answer["Content-Disposition"] == 'attachment; filename="fleetscope-people-people.csv"'
+    body = b"".join(answer.streaming_content).decode()  # type: ignore[attr-defined]
+    header, *rows = list(csv.reader(io.StringIO(body)))
+    assert header[:3] == ["person", "team", "sessions"]
+    # By hand from world.py: ann 3 sessions, 30+60+20+30 + 10 = 150 s active, $0.05 +
+    # $0.0075 + $0.01, 1,000 + 2,000 + 1,000 in, 200 + 100 out, one commit event, +15/-3,
+    # 3 accepted and 1 rejected edit; bob 1 session, 45 s, $0.02, 500 in, 50 out, 1 commit.
+    ann, bob = ([r[0], r[1], int(r[2]), float(r[3]), float(r[4]), *map(int, r[5:])] for r in rows)
+    assert ann == [ANN, "infra", 3, 150.0, pytest.approx(0.0675), 4000, 300, 1, 15, 3, 3, 1]
+    assert bob == [BOB, "web", 1, 45.0, pytest.approx(0.02), 500, 50, 1, 0, 0, 0, 0]
+    web = client.get("/people/?team=web&last=all&format=csv&table=people")
+    assert [r[0] for r in csv.reader(io.StringIO(b"".join(web.streaming_content).decode()))] == [  # type: ignore[attr-defined]
+        "person",
+        BOB,
+    ]
+    assert client.get("/people/?format=csv&table=nope").status_code == 404

@@ -1,5 +1,7 @@
 """The Serving pages, the Overview page and the chart JSON they load."""
 
+import csv
+import io
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -209,3 +211,24 @@ def test_a_chart_with_a_bad_range_answers_json_with_the_reason(
     assert (answer.status_code, answer.json()) == (422, {"detail": "start must be before end"})
     overview = client.get("/overview/chart.json?bucket=7x")
     assert overview.json() == {"detail": "bucket must look like 30s, 5m, 1h or 1d, got '7x'"}
+
+
+def test_the_instance_table_as_csv_holds_the_tables_rows(client: Client, scraped: None) -> None:
+    html = client.get(f"/serving/?{RANGE}").content.decode()
+    kept = "start=2026-01-01T00%3A00%3A00Z&amp;end=2026-01-01T01%3A00%3A00Z"
+    assert f'href="/serving/?{kept}&amp;format=csv&amp;table=instances"' in html
+    answer = client.get(f"/serving/?{RANGE}&format=csv&table=instances")
+    assert (
+        answer["Content-Disposition"] == 'attachment; filename="fleetscope-serving-instances.csv"'
+    )
+    body = b"".join(answer.streaming_content).decode()  # type: ignore[attr-defined]
+    header, *rows = list(csv.reader(io.StringIO(body)))
+    assert header[:2] == ["instance", "up"] and header[-2:] == ["last_error", "last_error_at"]
+    # One instance (the fixture's), down at its last attempt with its HTTP 503, 2 engines;
+    # engine 0's preemption counter went 0, 1, 2 within the hour: 2 preemptions.
+    (row,) = rows
+    cells = dict(zip(header, row, strict=True))
+    assert (cells["instance"], cells["up"], cells["engines"]) == ("gpu<a>", "false", "2")
+    assert cells["preemptions_1h"] == "2"
+    assert cells["last_error"] == "HTTP 503 Service Unavailable"
+    assert cells["last_error_at"] == "2026-01-01T00:03:00+00:00"
