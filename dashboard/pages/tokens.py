@@ -1,5 +1,6 @@
 """The Tokens page: the token tax per language under each encoding, traffic by language,
-usage mismatches, and a paste box that shows how each encoding cuts a text.
+usage mismatches, and a paste box that shows how each encoding cuts a text; its three
+tables as CSV (`?format=csv&table=tax|traffic|mismatches`, dashboard.tables).
 
 Views only: answers come from analytics.tokens.report and analytics.tokens.queries,
 figures from analytics.tokens.charts; no SQL here. Traffic and mismatches are of the
@@ -10,12 +11,12 @@ from_encoding, to_encoding).
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, astuple, fields
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -25,12 +26,18 @@ from analytics.tokens import charts as token_charts
 from analytics.tokens import queries
 from analytics.tokens import report as tokens_report
 from analytics.tokens.language_names import language_name
+from analytics.tokens.report import TrafficReport
 from analytics.tokens.tax import LanguageTax
 from analytics.tokens.vocabularies import configured_encodings
-from lib.access import seen_of
+from dashboard.tables import CsvTable, Tables, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
+from lib.access import Seen, seen_of
 from lib.errors import ParameterError
 
 MISMATCH_ROWS = 20
+# The mismatches' CSV: the newest this many (the page shows MISMATCH_ROWS).
+MISMATCH_CSV_ROWS = 100_000
+MISMATCH_HEADER = tuple(f.name for f in fields(queries.Mismatch))
 
 
 def _bad_parameter(exc: ParameterError) -> HttpResponse:
@@ -67,9 +74,62 @@ def _tax_order(tables: dict[str, list[LanguageTax]], selected: str) -> list[str]
     return [row.language for row in tables[selected]]
 
 
+def _csv_tables(
+    encodings: list[str],
+    tax_rows: list[dict[str, Any]],
+    traffic: TrafficReport,
+    seen: Seen,
+) -> Tables:
+    """The page's tables as CSV (`?format=csv&table=tax|traffic|mismatches`): the numbers
+    unformatted (fractions, not percentages), each encoding's columns named after it."""
+    tax_header = ["language", "name", "samples", "chars"]
+    for name in encodings:
+        tax_header += [f"{name}_tokens", f"{name}_tax"]
+    traffic_header = [
+        "language", "name", "requests", "share_of_requests", "chars", "reported_requests",
+        "reported_tokens", "reported_share_of_tokens",
+    ]  # fmt: skip
+    for name in traffic.encodings:
+        traffic_header += [f"{name}_tokens", f"{name}_share_of_tokens", f"{name}_tokens_per_char"]
+    traffic_header += [f"saved_tokens_{traffic.from_encoding}_to_{traffic.to_encoding}"]
+
+    def tax() -> list[list[Any]]:
+        return [
+            [r["language"], r["name"], r["samples"], r["chars"]]
+            + [v for cell in r["cells"] for v in (cell["tokens"], cell["tax"])]
+            for r in tax_rows
+        ]
+
+    def traffic_lines() -> list[list[Any]]:
+        lines = []
+        for row in traffic.languages:
+            line: list[Any] = [
+                row.language, language_name(row.language), row.requests, row.share_of_requests,
+                row.chars, row.reported.requests, row.reported.tokens,
+                row.reported.share_of_tokens,
+            ]  # fmt: skip
+            for name in traffic.encodings:
+                cell = row.encodings.get(name)
+                if cell is None:
+                    line += [None, None, None]
+                else:
+                    line += [cell.tokens, cell.share_of_tokens, cell.tokens_per_char]
+            lines.append([*line, row.saving.saved_tokens])
+        return lines
+
+    def mismatches() -> list[tuple[Any, ...]]:
+        return [astuple(m) for m in queries.usage_mismatches(seen, MISMATCH_CSV_ROWS)]
+
+    return {
+        "tax": CsvTable(tax_header, tax),
+        "traffic": CsvTable(traffic_header, traffic_lines),
+        "mismatches": CsvTable(MISMATCH_HEADER, mismatches),
+    }
+
+
 @login_required
 @ensure_csrf_cookie  # the paste box POSTs to the API: CSRF checks the cookie and the token
-def tokens_page(request: HttpRequest) -> HttpResponse:
+def tokens_page(request: HttpRequest) -> HttpResponseBase:
     seen = seen_of(request)
     try:
         selected, corpus, tables = _tax_tables(request)
@@ -113,6 +173,8 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
         }
         for row in traffic.languages
     ]
+    if wants_csv(request) is not None:
+        return table_csv(request, "tokens", _csv_tables(encodings, tax_rows, traffic, seen))
     compared, mismatched = queries.mismatch_summary(seen)
     highest = next(
         (

@@ -1,5 +1,7 @@
-"""dashboard/pages/tokens.py: the Tokens page, its chart figures and its paste box."""
+"""dashboard/pages/tokens.py: the Tokens page, its chart figures, its tables as CSV and its
+paste box."""
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -126,3 +128,79 @@ def test_the_paste_box_posts_with_the_csrf_cookie(lake: Path, user: Any) -> None
         {"text": " love", "ids": [3047]},
         {"text": " strawberry", "ids": [101830]},
     ]
+
+
+def _csv(client: Client, url: str) -> list[list[str]]:
+    response: Any = client.get(url)
+    assert response.status_code == 200, url
+    assert response["Content-Type"].startswith("text/csv")
+    body = b"".join(response.streaming_content).decode()
+    return list(csv.reader(io.StringIO(body)))
+
+
+def test_the_tax_table_downloads_as_csv_with_every_encodings_figures(
+    lake: Path, client: Client, user: Any
+) -> None:
+    client.force_login(user)
+    page = client.get("/tokens/").content.decode()
+    assert 'href="/tokens/?format=csv&amp;table=tax"' in page
+
+    header, *rows = _csv(client, "/tokens/?format=csv&table=tax")
+
+    assert header == [
+        "language", "name", "samples", "chars", "gpt2_tokens", "gpt2_tax",
+        "cl100k_base_tokens", "cl100k_base_tax", "o200k_base_tokens", "o200k_base_tax",
+    ]  # fmt: skip
+    assert len(rows) == 24
+    tamil = next(row for row in rows if row[0] == "ta")
+    assert (tamil[1], tamil[2]) == ("Tamil", "12")
+    for name, column in (("gpt2", 5), ("cl100k_base", 7), ("o200k_base", 9)):
+        assert float(tamil[column]) == _shipped_tax("ta", name), name
+    # The shipped Tamil sentences' tokens, counted by tiktoken here.
+    enc = tiktoken.get_encoding("o200k_base")
+    texts = [
+        json.loads(line)["text"]
+        for path in PARALLEL_DIR.glob("*.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["language"] == "ta"
+    ]
+    assert int(tamil[8]) == sum(len(enc.encode(text)) for text in texts)
+    assert int(tamil[3]) == sum(len(text) for text in texts)
+    assert client.get("/tokens/?format=csv&table=nope").status_code == 404
+
+
+def test_traffic_and_mismatches_download_as_csv(
+    lake: Path, tmp_path: Path, client: Client, user: Any
+) -> None:
+    prompt = "Where is the nearest pharmacy? I need some medicine for a cold."
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(
+        orjson.dumps(
+            {
+                "ts": "2026-03-01T10:00:00Z",
+                "request_id": "=HYPERLINK(1)",
+                "model": "gpt-4o",
+                "prompt": prompt,
+                "usage": {"prompt_tokens": 500},
+            }
+        )
+        + b"\n"
+    )
+    run_requests([str(path)], progress=io.StringIO())
+    client.force_login(user)
+
+    header, *rows = _csv(client, "/tokens/?format=csv&table=traffic")
+    assert len(rows) == 1
+    line = dict(zip(header, rows[0], strict=True))
+    assert (line["language"], line["name"], line["requests"]) == ("en", "English", "1")
+    assert (line["share_of_requests"], line["chars"]) == ("1.0", str(len(prompt)))
+    assert (line["reported_requests"], line["reported_tokens"]) == ("1", "500")
+    assert line["reported_share_of_tokens"] == "1.0"
+
+    header, *rows = _csv(client, "/tokens/?format=csv&table=mismatches")
+    assert header[:4] == ["request_id", "ts", "model", "encoding"]
+    assert len(rows) == 1
+    mismatch = dict(zip(header, rows[0], strict=True))
+    assert mismatch["request_id"] == "'=HYPERLINK(1)"  # a formula, defused
+    assert (mismatch["model"], mismatch["reported_prompt_tokens"]) == ("gpt-4o", "500")
+    assert mismatch["ts"].startswith("2026-03-01T10:00:00")
