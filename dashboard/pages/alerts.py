@@ -9,6 +9,9 @@ analytics.alerts.charts; the preview's `end` is read as lib.window reads a windo
 here. Every list, form choice and object looked up by id is one the user's teams own
 (analytics.alerts.ownership: another team's is a 404); viewers see no forms (the access
 middleware refuses their POSTs anyway); a preview watches the rule's team's data only.
+The alerts page's tables download as CSV (`?format=csv&table=firing|channels|silences|
+history|rules`, dashboard.tables), each the rows the page lists, history the newest
+HISTORY_CSV_ROWS.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -46,6 +49,8 @@ from analytics.alerts.models import (
 from analytics.alerts.preview import Incident
 from analytics.alerts.queries import alert_states, recent_transitions
 from analytics.alerts.rules import Rule, RuleError, build_rule
+from dashboard.tables import CsvTable, Tables, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.access import Role, Seen, role_of, seen_of
 from lib.durations import format_duration, format_time, parse_duration
 from lib.errors import ParameterError
@@ -53,6 +58,7 @@ from lib.window import WindowQuery, read_window
 
 PREVIEW = timedelta(hours=24)
 HISTORY_ROWS = 50
+HISTORY_CSV_ROWS = 100_000
 # The beat schedule evaluates every minute; an older last evaluation means it is not.
 STALE_EVALUATION = timedelta(minutes=5)
 DEFAULT_REPEAT_S = 4 * 3600
@@ -314,10 +320,96 @@ def _alerts_context(request: HttpRequest, silence_form: SilenceForm) -> dict[str
     }
 
 
+def _csv_tables(context: dict[str, Any], seen: Seen) -> Tables:
+    """The page's tables, as its context lists them (history: the newest HISTORY_CSV_ROWS)."""
+
+    def firing() -> list[list[Any]]:
+        return [
+            [a.rule, a.kind_label, a.subject, a.state, silenced, a.since, a.value, a.summary]
+            for a, silenced in context["active"]
+        ]
+
+    def channels() -> list[list[Any]]:
+        return [
+            [
+                c.name,
+                c.team.name if c.team else None,
+                c.get_kind_display(),
+                c.target,
+                c.enabled,
+                c.failing_since,
+                c.last_error or None,
+            ]
+            for c in context["channels"]
+        ]
+
+    def silences() -> list[list[Any]]:
+        return [
+            [s.rule.name if s.rule else None, s.subject or None, s.starts_at, s.ends_at, s.comment]
+            for s in context["silences"]
+        ]
+
+    def history() -> list[list[Any]]:
+        return [
+            [t.at, t.rule, t.subject, t.from_state, t.to_state, t.summary, t.evaluation_started_at]
+            for t in recent_transitions(HISTORY_CSV_ROWS, seen=seen)
+        ]
+
+    def rule_lines() -> list[list[Any]]:
+        return [
+            [
+                r["rule"].name,
+                r["rule"].team.name if r["rule"].team else None,
+                r["rule"].get_kind_display(),
+                r["scope"],
+                r["rule"].threshold,
+                r["rule"].for_seconds,
+                r["rule"].repeat_seconds,
+                ", ".join(c.name for c in r["rule"].channels.all()),
+                r["rule"].firing,
+                r["rule"].enabled,
+            ]
+            for r in context["rules"]
+        ]
+
+    return {
+        "firing": CsvTable(
+            ("rule", "kind", "subject", "state", "silenced", "since", "value", "summary"), firing
+        ),
+        "channels": CsvTable(
+            ("channel", "team", "kind", "target", "enabled", "failing_since", "last_error"),
+            channels,
+        ),
+        "silences": CsvTable(("rule", "subject", "starts_at", "ends_at", "comment"), silences),
+        "history": CsvTable(
+            ("at", "rule", "subject", "from_state", "to_state", "summary", "evaluated_at"),
+            history,
+        ),
+        "rules": CsvTable(
+            (
+                "rule",
+                "team",
+                "kind",
+                "scope",
+                "threshold",
+                "for_seconds",
+                "repeat_seconds",
+                "channels",
+                "firing",
+                "enabled",
+            ),
+            rule_lines,
+        ),
+    }
+
+
 @login_required
-def alerts_page(request: HttpRequest) -> HttpResponse:
+def alerts_page(request: HttpRequest) -> HttpResponseBase:
     form = SilenceForm(seen=seen_of(request))
-    return render(request, "alerts/alerts.html", _alerts_context(request, form))
+    context = _alerts_context(request, form)
+    if wants_csv(request) is not None:
+        return table_csv(request, "alerts", _csv_tables(context, seen_of(request)))
+    return render(request, "alerts/alerts.html", context)
 
 
 @login_required

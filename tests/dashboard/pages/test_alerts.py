@@ -1,9 +1,12 @@
 """The Alerts page and the rule editor: login, what is firing and pending, failing
 channels, escaped labels, the rule form's one-line errors, saving with channels, the
-24 h preview of the flapping-KV scenario, silences, enabling and disabling rules."""
+24 h preview of the flapping-KV scenario, silences, enabling and disabling rules, the
+page's tables as CSV."""
 
 from __future__ import annotations
 
+import csv
+import io
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -318,3 +321,64 @@ def test_a_form_posted_without_its_csrf_token_is_refused(user: object) -> None:
     assert AlertRule.objects.count() == 1 and Silence.objects.count() == 0
     html = c.get("/alerts/").content.decode()
     assert html.count("csrfmiddlewaretoken") == html.count('method="post"')
+
+
+def _csv(client: Client, table: str) -> list[dict[str, str]]:
+    answer: Any = client.get(f"/alerts/?format=csv&table={table}")
+    assert answer.status_code == 200, table
+    assert answer["Content-Disposition"] == (
+        f'attachment; filename="fleetscope-alerts-{table}.csv"'
+    )
+    body = b"".join(answer.streaming_content).decode()
+    return list(csv.DictReader(io.StringIO(body)))
+
+
+def test_every_table_of_the_page_downloads_as_csv(client: Client) -> None:
+    rule = _rule(threshold=0.95, for_seconds=300)
+    now = timezone.now().replace(microsecond=0)
+    evaluation = Evaluation.objects.create(at=now, duration_ms=1, rules=1, subjects=1)
+    channel = Channel.objects.create(
+        name="ops-hook", kind="webhook", target="https://hooks.example.com/x",
+        failing_since=now - timedelta(hours=1), last_error="=HTTP 410",
+    )  # fmt: skip
+    rule.channels.add(channel)
+    firing = AlertState.objects.create(
+        rule=rule, subject="gpu-7", state="firing", since=now - timedelta(minutes=12),
+        value=0.97, summary="KV usage 97% for 12 min", evaluated_at=now,
+    )  # fmt: skip
+    for minutes in range(60):  # more than the page's 50 rows of history
+        Transition.objects.create(
+            alert=firing, evaluation=evaluation, from_state="pending", to_state="firing",
+            at=now - timedelta(minutes=minutes), summary=f"change {minutes}",
+        )  # fmt: skip
+    Silence.objects.create(rule=rule, subject="gpu-8", ends_at=now + timedelta(hours=1))
+    html = client.get("/alerts/").content.decode()
+    for table in ("firing", "channels", "silences", "history", "rules"):
+        assert f'href="/alerts/?format=csv&amp;table={table}"' in html, table
+
+    assert _csv(client, "firing") == [
+        {
+            "rule": "kv high", "kind": "KV-cache usage", "subject": "gpu-7", "state": "firing",
+            "silenced": "false", "since": (now - timedelta(minutes=12)).isoformat(),
+            "value": "0.97", "summary": "KV usage 97% for 12 min",
+        }
+    ]  # fmt: skip
+    (hook,) = _csv(client, "channels")
+    assert (hook["channel"], hook["kind"], hook["target"]) == (
+        "ops-hook", "JSON webhook (signed)", "https://hooks.example.com/x",
+    )  # fmt: skip
+    assert hook["last_error"] == "'=HTTP 410"  # a formula, defused
+    (silence,) = _csv(client, "silences")
+    assert (silence["rule"], silence["subject"]) == ("kv high", "gpu-8")
+    history = _csv(client, "history")
+    assert len(history) == 60  # every change, not the page's 50
+    assert [h["summary"] for h in history[:2]] == ["change 0", "change 1"]  # newest first
+    assert history[0]["at"] == now.isoformat()
+    (rule_row,) = _csv(client, "rules")
+    assert (rule_row["rule"], rule_row["threshold"], rule_row["for_seconds"]) == (
+        "kv high", "0.95", "300",
+    )  # fmt: skip
+    assert (rule_row["channels"], rule_row["firing"], rule_row["enabled"]) == (
+        "ops-hook", "1", "true",
+    )  # fmt: skip
+    assert client.get("/alerts/?format=csv&table=nope").status_code == 404
