@@ -1,5 +1,6 @@
 """The events explorer on one big run: a page's server time with each one filter, the next
-page, and a CSV export of about a million events (MB/s and the memory it took).
+page, an agent's page, and a CSV export of about a million events (MB/s and the memory it
+took).
 
 One run of 10,000,000 events (FLEETSCOPE_BENCH_EXPLORE_EVENTS=N for another size, as
 bench_runs_api.py's FLEETSCOPE_BENCH_RUN_EVENTS) from 2,000 agents (a root, 40 planners,
@@ -193,6 +194,11 @@ def run() -> None:
     worst = max(worst, median)
     print(f"   next page, no filter       median {median:6.1f} ms  p90 {p90:6.1f} ms", flush=True)
     print(f"   slowest median: {worst:.1f} ms (target < 300 ms)", flush=True)
+    # An agent's page asks for all of one agent's events (5,000 of the 10M), whatever the
+    # window: figures, USD, timeline and gaps.
+    median, p90, body = _median_ms(client, f"/api/runs/{RUN}/agents/a-1234")
+    assert body["events"] == len(range(1234, EVENTS, AGENTS)), body["events"]
+    print(f"   agent page, a-1234         median {median:6.1f} ms  p90 {p90:6.1f} ms", flush=True)
     middle = EVENTS // 2
     window = f"start={_at(middle)}&end={_at(middle + min(EXPORT_EVENTS, EVENTS - middle))}"
     _export(client, f"/api/runs/{RUN}/events?format=csv&order=oldest&{window}")

@@ -105,11 +105,12 @@ def _gather(**calls: Callable[[], Any]) -> dict[str, Any]:
 def _summary(run: str, window: RunWindow, status: RunStatus, seen: Seen) -> dict[str, Any]:
     """Stat cards, drift and stalls of the run in the window."""
     span, bucket = window.time_range, window.bucket_seconds
+    book = PriceBook.load()  # here, not in a query thread: Django's connections are per thread
     calls: dict[str, Callable[[], Any]] = {
         "rate": lambda: queries.commit_rate(run, bucket, span, seen=seen),
         "errors": lambda: queries.error_rate(run, bucket, span, seen=seen),
         "stalls": lambda: queries.stalls(run, window.min_gap_delta, span, seen=seen),
-        "cost": lambda: run_cost(run, span, seen=seen),
+        "cost": lambda: run_cost(run, span, seen=seen, book=book),
     }
     if bucket != 3600:
         calls["hourly"] = lambda: queries.commit_rate(run, 3600, span, seen=seen)

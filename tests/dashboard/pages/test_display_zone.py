@@ -57,9 +57,10 @@ PAGES = {
 TIMES = """() => [...document.querySelectorAll('main time')].map(t =>
   [t.getAttribute('datetime'), t.dataset.precision || 'minute', t.textContent, t.title])"""
 # The page's visible words, but for two definitions that name UTC and are not times shown
-# in the display zone: the cost report's calendar day is in its own `tz` (the heading says
-# which, as the e-mail does), and the daily-spend rule counts the UTC day (the kinds' help).
-DEFINITIONS = {"/costs/": "h1 .muted", "/alerts/rules/new/": ".kind-help dd"}
+# in the display zone: the cost report's calendar days are in its own `tz` (the heading and
+# the days table's say which, as the e-mail does), and the daily-spend rule counts the UTC
+# day (the kinds' help).
+DEFINITIONS = {"/costs/": "h1 .muted, h3 .report-tz", "/alerts/rules/new/": ".kind-help dd"}
 VISIBLE = """definitions => { const main = document.querySelector('main').cloneNode(true);
   const drop = definitions[location.pathname];
   if (drop) { main.querySelectorAll(drop).forEach(el => el.remove()); }

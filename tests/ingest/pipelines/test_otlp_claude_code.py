@@ -41,6 +41,14 @@ OTLP_ONLY = {
     "input_tokens": 2180,
     "output_tokens": 1180,
     "source_kind": "otlp",
+    "status": "idle",  # its last event is long past
+    "tokens": 3360,  # 2180 + 1180
+    # No transcript: no project, branch or first prompt to name the session by.
+    "label": None,
+    "project": None,
+    "cwd": None,
+    "branch": None,
+    "first_prompt": None,
 }
 
 
@@ -182,6 +190,7 @@ BOTH = {
     "input_tokens": 2185,
     "output_tokens": 1187,
     "source_kind": "claude-code",
+    "tokens": 3372,  # 2185 + 1187
 }
 
 
