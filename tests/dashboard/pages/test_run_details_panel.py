@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from analytics.costs.price_files import load_shipped_prices
 from ingest.pipelines.claude_code import run_claude_code
 from tests.conftest import FIXTURE_ROOT
 
@@ -13,6 +14,9 @@ SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
 
 @pytest.fixture
 def page(lake: Path, client: Client, user: object) -> str:
+    # The shipped prices the migrations load: a live-server test before this one on the
+    # same worker may have flushed them.
+    load_shipped_prices()
     run_claude_code([str(FIXTURE_ROOT / "agent-logs")])
     client.force_login(user)  # type: ignore[arg-type]
     response = client.get(f"/runs/{SESSION}/")

@@ -209,9 +209,11 @@ def test_the_first_chart_is_drawn_within_a_second_of_navigation(
     # and let Chromium cache plotly.js compiled; the measured one is a user's next visit.
     for _ in range(2):
         page.goto(f"{live_server.url}{CHART_PAGE}")
-        page.wait_for_function(f"{first_chart}.length > 0")
+        page.wait_for_function(f"() => {first_chart}.length > 0")
     page.goto(f"{live_server.url}{CHART_PAGE}")
-    page.wait_for_function(f"{first_chart}.length > 0")
+    # A function, not an expression: Playwright polls an expression with eval, which the
+    # page's Content-Security-Policy refuses whenever the first check comes too early.
+    page.wait_for_function(f"() => {first_chart}.length > 0")
     drawn_ms = page.evaluate(f"{first_chart}[0].startTime")  # from navigation start
     plotly = page.evaluate(
         "performance.getEntriesByType('resource').filter(e => e.name.includes('plotly')).length"
