@@ -24,6 +24,22 @@ hypothesis_settings.load_profile(
 FIXTURE_ROOT = Path(__file__).resolve().parent / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def _shipped_prices_after_a_flush(
+    request: pytest.FixtureRequest, django_db_blocker: object
+) -> Iterator[None]:
+    """A test with a real transaction (a live server's) ends with a flush of every table,
+    the prices the migrations loaded with them; they are put back after it, so a test that
+    reads them finds them whichever test ran before it on the same worker. Set up before
+    the test's own fixtures, so torn down after their flush."""
+    yield
+    if {"transactional_db", "live_server"} & set(request.fixturenames):
+        from analytics.costs.price_files import load_shipped_prices
+
+        with django_db_blocker.unblock():  # type: ignore[attr-defined]
+            load_shipped_prices()
+
+
 @pytest.fixture(scope="session")
 def lake_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A migrated, empty catalog, made once per session: copying it is much faster than
