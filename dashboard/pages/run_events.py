@@ -22,6 +22,7 @@ from django.urls import reverse
 from analytics.runs import events, events_export
 from analytics.runs.events_api import event_record
 from analytics.runs.events_filters import read_filter, read_format, read_limit
+from dashboard.pages.run_links import page_link
 from lib.access import seen_of
 from lib.errors import NotFoundError, ParameterError
 from warehouse.schema.events import EventKind
@@ -63,9 +64,7 @@ def run_events(request: HttpRequest, run: str) -> HttpResponseBase:
     if request.GET.get("limit"):
         kept["limit"] = limit
 
-    def link(**extra: str) -> str:
-        query = urlencode({**kept, **extra})
-        return f"{request.path}?{query}" if query else request.path
+    link = page_link(request, kept)
 
     context = {
         "nav": "runs",

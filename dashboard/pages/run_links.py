@@ -1,7 +1,8 @@
 """Where the run page's figures lead: the events explorer's URL for a set of filters
 (`explorer_url`, the one place that spells it), bound to a run for the charts
 (analytics.runs.charts.Explore), and the links a keyboard reaches without the charts: the
-events of the whole range (every one, commits, failed) and of each stall.
+events of the whole range (every one, commits, failed) and of each stall; and `page_link`,
+a paged page's links to itself (the explorer's and the replay's next and first pages).
 
 URLs only: no queries, no rendering. The explorer takes kind=, ok=true|false, agent=,
 subtree=1, model=, tool=, q=, start=/end= (RFC 3339 UTC, `2026-01-02T03:04:05Z`).
@@ -12,12 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 from urllib.parse import urlencode
 
+from django.http import HttpRequest
 from django.urls import reverse
 
 from analytics.runs.queries import Stall, Stalls
 from lib.durations import format_time
+
+
+def page_link(request: HttpRequest, kept: dict[str, Any]) -> Callable[..., str]:
+    """The request's own page with the parameters it keeps (`kept`) and any `extra` ones,
+    as link(**extra): a cursor, before=, ..."""
+
+    def link(**extra: str) -> str:
+        query = urlencode({**kept, **extra})
+        return f"{request.path}?{query}" if query else request.path
+
+    return link
 
 
 def _spelled(value: str | bool | datetime) -> str:

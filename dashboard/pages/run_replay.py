@@ -9,7 +9,6 @@ does not exist; a bad parameter is runs/bad_parameter.html's friendly 422.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,6 +17,7 @@ from django.urls import reverse
 
 from analytics.runs import replay
 from analytics.runs.replay import Turn
+from dashboard.pages.run_links import page_link
 from ingest.parsers.session_turns import TEXT_LIMIT
 from lib.access import seen_of
 from lib.errors import NotFoundError, ParameterError
@@ -90,9 +90,7 @@ def run_replay(request: HttpRequest, run: str) -> HttpResponse:
     run_url = reverse("run", kwargs={"run": run})
     kept = {k: v for k, v in (("agent", agent), ("limit", limit)) if v is not None}
 
-    def link(**extra: str) -> str:
-        query = urlencode({**kept, **extra})
-        return f"{request.path}?{query}" if query else request.path
+    link = page_link(request, kept)
 
     context = {
         "nav": "runs",
