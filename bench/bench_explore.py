@@ -27,6 +27,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 import warehouse
+from bench import explore_replay
 from dashboard.models import ApiToken
 from ingest.pipelines import run_rollups
 
@@ -202,3 +203,4 @@ def run() -> None:
     middle = EVENTS // 2
     window = f"start={_at(middle)}&end={_at(middle + min(EXPORT_EVENTS, EVENTS - middle))}"
     _export(client, f"/api/runs/{RUN}/events?format=csv&order=oldest&{window}")
+    explore_replay.bench_replay(client, user, REPEAT)
