@@ -10,7 +10,10 @@ from its attrs when the user turned content capture on, otherwise a turn marked 
 captured. Visibility is analytics/runs/queries.ensure_run's: a run the reader does not
 see is a run that does not exist. SQL lives here as constants with bound parameters.
 
-The bench times `replay_page(run, seen)` (its first page) on a 5,000-turn session.
+An OpenTelemetry session's page is read in one time slice (the cursor's time to the
+last of the page's turn times, found by the summary's scan of the session), as its
+events share their files with every other session's. bench/explore_replay.py times
+both kinds of session (figures: bench/explore.md, "Session replay").
 """
 
 from __future__ import annotations
@@ -101,7 +104,9 @@ SELECT page.*, summary.*, label.project AS s_project, label.cwd AS s_cwd,
 FROM summary CROSS JOIN label LEFT JOIN page ON true
 ORDER BY {order_l}
 """
-# The same shape from a session's OpenTelemetry events (no transcript turns; no pairs).
+# The same shape from a session's OpenTelemetry events (no transcript turns; no pairs),
+# read between two times given as values, so DuckDB skips the files and row groups of
+# other times: a session's events share their files with every other session's.
 _OTLP_PAGE = """
 WITH e AS (
     SELECT ts, agent,
@@ -114,7 +119,7 @@ WITH e AS (
            model, event, attrs
     FROM events
     WHERE run = $run AND source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call')
-      AND ($agent::VARCHAR IS NULL OR agent = $agent)
+      AND ($agent::VARCHAR IS NULL OR agent = $agent) AND ts >= $low AND ts <= $high
 ),
 t AS (
     SELECT ts, agent, kind, tool, tool_use_id, is_error, text IS NOT NULL AS captured, text,
@@ -144,21 +149,35 @@ TRANSCRIPT_BEFORE_SQL = _TRANSCRIPT_PAGE.format(
 OTLP_AFTER_SQL = _OTLP_PAGE.format(condition=_AFTER, order=_order("ASC"))
 OTLP_BEFORE_SQL = _OTLP_PAGE.format(condition=_BEFORE, order=_order("DESC"))
 
-# Asked only of a session without transcript turns: its OpenTelemetry figures and where
-# its events came from. (A transcript page carries its session's figures and label in
-# `s_*` columns: one statement, as each statement's table scans cost most of its time.)
-OTLP_SUMMARY_SQL = """
-SELECT count(*) FILTER (WHERE source_kind = 'otlp'
-                        AND event IN ('prompt', 'tool_call', 'llm_call')) AS turns,
-       coalesce(bool_or(source_kind = 'otlp' AND event = 'prompt'
+# Asked only of a session without transcript turns, in one scan of its events: its
+# OpenTelemetry figures, where its events came from, and the times its page lies between
+# (`low` to `high`: the first and last of the `limit` turn times beyond the cursor, so a
+# page is read in one slice whatever the session's length; a time's turns all fall in).
+_OTLP_SUMMARY = """
+WITH s AS MATERIALIZED (
+    SELECT ts, agent, event, attrs, source_kind,
+           source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call') AS turn
+    FROM events WHERE run = $run
+),
+ahead AS (
+    SELECT ts FROM s
+    WHERE turn AND ($agent::VARCHAR IS NULL OR agent = $agent) AND {beyond}
+    ORDER BY ts {direction}
+    LIMIT $limit
+)
+SELECT count(*) FILTER (WHERE turn) AS turns,
+       coalesce(bool_or(turn AND event = 'prompt'
                         AND json_extract_string(attrs, '$.prompt') IS NOT NULL), false)
            AS captured,
-       list(DISTINCT agent ORDER BY agent) FILTER (
-           WHERE source_kind = 'otlp' AND event IN ('prompt', 'tool_call', 'llm_call'))
-           AS agents,
-       min(source_kind) AS source_kind
-FROM events WHERE run = $run
+       list(DISTINCT agent ORDER BY agent) FILTER (WHERE turn) AS agents,
+       min(source_kind) AS source_kind,
+       (SELECT min(ts) FROM ahead) AS low, (SELECT max(ts) FROM ahead) AS high
+FROM s
 """
+OTLP_AFTER_SUMMARY_SQL = _OTLP_SUMMARY.format(
+    beyond="($after_ts::TIMESTAMPTZ IS NULL OR ts > $after_ts)", direction="ASC"
+)
+OTLP_BEFORE_SUMMARY_SQL = _OTLP_SUMMARY.format(beyond="ts < $before_ts", direction="DESC")
 
 
 @dataclass(frozen=True)
@@ -274,14 +293,14 @@ def replay_page(
     label = _label({k[2:]: v for k, v in first.items() if k.startswith("s_")})
     captured, agents = bool(first.get("s_captured")), list(first.get("s_agents") or [])
     if not first.get("s_turns"):
-        ensure_run(run, seen)  # turns are stored with events: only a run without may not exist
-        summary = warehouse.fetch_one(OTLP_SUMMARY_SQL, {"run": run}) or {}
+        summary = _otlp_summary(params, backwards)
         source_kind = summary.get("source_kind")
         if not summary.get("turns"):
+            ensure_run(run, seen)  # turns are stored with events: only a run without may not exist
             return ReplayPage(run, None, source_kind, False, [], label, [], None, None)
         origin = "otlp"
         captured, agents = bool(summary.get("captured")), list(summary.get("agents") or [])
-        rows = warehouse.fetch_all(OTLP_BEFORE_SQL if backwards else OTLP_AFTER_SQL, params)
+        rows = _otlp_rows(params, summary, backwards)
     rows = [row for row in rows if row["ts"] is not None]
     more = len(rows) > size
     rows = rows[:size]
@@ -295,6 +314,26 @@ def replay_page(
         following = _cursor_of(turns[-1]) if more and turns else None
         previous = _cursor_of(turns[0]) if after_key is not None and turns else None
     return ReplayPage(run, origin, source_kind, captured, agents, label, turns, following, previous)
+
+
+def _otlp_summary(params: dict[str, Any], backwards: bool) -> dict[str, Any]:
+    side = "before_ts" if backwards else "after_ts"
+    bound = {k: params[k] for k in ("run", "agent", "limit", side)}
+    sql = OTLP_BEFORE_SUMMARY_SQL if backwards else OTLP_AFTER_SUMMARY_SQL
+    return warehouse.fetch_one(sql, bound) or {}
+
+
+def _otlp_rows(
+    params: dict[str, Any], summary: dict[str, Any], backwards: bool
+) -> list[dict[str, Any]]:
+    """The page's rows, read between the first and last of the summary's times and the
+    cursor's own (the cursor's time may hold turns after it when no later time does)."""
+    cursor_ts = params["before_ts" if backwards else "after_ts"]
+    times = [t for t in (summary.get("low"), summary.get("high"), cursor_ts) if t is not None]
+    if not times:
+        return []
+    sql = OTLP_BEFORE_SQL if backwards else OTLP_AFTER_SQL
+    return warehouse.fetch_all(sql, {**params, "low": min(times), "high": max(times)})
 
 
 def _label(row: dict[str, Any]) -> SessionLabel | None:

@@ -7,10 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+import warehouse
 from analytics.runs import replay
+from ingest.parsers.event_rows import EventRows
 from ingest.pipelines import otlp
+from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.agent_events import ingest_body
 from ingest.pipelines.claude_code import run_claude_code
 from lib.access import Seen
@@ -171,3 +175,70 @@ def test_an_opentelemetry_session_replays_its_events_and_says_what_was_not_captu
     rest = replay.replay_page(OTLP_SESSION, limit=4, cursor=halves.next)
     assert [t.ts for t in halves.turns + rest.turns] == [t.ts for t in page.turns]
     assert rest.next is None
+
+
+def _otlp_events(*events: tuple[str, str, str, int, str | None]) -> None:
+    """OpenTelemetry events of session `otlp-ties` as the OTLP loader stores them: (ts,
+    event, agent, source_line, the prompt's text or None)."""
+    rows = EventRows()
+    for n, (ts, event, agent, line, prompt) in enumerate(events):
+        attrs = None if event != "prompt" else orjson.dumps({"prompt": prompt}).decode()
+        rows.add(run="otlp-ties", agent=agent, ts=ts, event=event, id=f"seq:{n:02d}",
+                 attrs=attrs, source_line=line)  # fmt: skip
+    table = rows.table()
+    warehouse.write(
+        lambda cur: insert_new(cur, table, source_kind="otlp", source="otlp/b1", dedup=Dedup.RUN)
+    )
+
+
+@pytest.fixture
+def ties(lake: Path) -> None:
+    # Three events share 10:00:01 and line 2 (their seq 0, 1, 2 by id), two more
+    # 10:00:01 on line 3; a spawn is no turn.
+    _otlp_events(
+        ("2026-03-02T10:00:00Z", "prompt", "main", 1, "go"),
+        ("2026-03-02T10:00:01Z", "llm_call", "main", 2, None),
+        ("2026-03-02T10:00:01Z", "tool_call", "main", 2, None),
+        ("2026-03-02T10:00:01Z", "tool_call", "agent-x", 2, None),
+        ("2026-03-02T10:00:01Z", "llm_call", "main", 3, None),
+        ("2026-03-02T10:00:01Z", "tool_call", "main", 3, None),
+        ("2026-03-02T10:00:05Z", "spawn", "agent-x", 4, None),
+        ("2026-03-02T10:00:09Z", "llm_call", "agent-x", 5, None),
+    )
+
+
+def _keys(page: replay.ReplayPage) -> list[tuple[int, int, int]]:
+    return [(t.ts.second, t.source_line, t.seq) for t in page.turns]
+
+
+@pytest.mark.usefixtures("ties")
+def test_an_opentelemetry_session_pages_through_turns_of_one_time_and_back() -> None:
+    every = [(0, 1, 0), (1, 2, 0), (1, 2, 1), (1, 2, 2), (1, 3, 0), (1, 3, 1), (9, 5, 0)]
+    whole = replay.replay_page("otlp-ties")
+    assert (_keys(whole), whole.agents, whole.captured) == (every, ["agent-x", "main"], True)
+    first = replay.replay_page("otlp-ties", limit=2)
+    assert _keys(first) == every[:2]
+    # The next page starts inside 10:00:01's turns: the rest of line 2, then line 3.
+    second = replay.replay_page("otlp-ties", limit=2, cursor=first.next)
+    assert _keys(second) == every[2:4]
+    third = replay.replay_page("otlp-ties", limit=2, cursor=second.next)
+    assert _keys(third) == every[4:6]
+    last = replay.replay_page("otlp-ties", limit=2, cursor=third.next)
+    assert (_keys(last), last.next) == (every[6:], None)
+    back = replay.replay_page("otlp-ties", limit=3, before=last.previous)
+    assert _keys(back) == every[3:6]
+    assert _keys(replay.replay_page("otlp-ties", limit=3, before=back.previous)) == every[:3]
+
+
+@pytest.mark.usefixtures("ties")
+def test_the_turns_after_the_last_time_of_a_session_are_those_left_in_it() -> None:
+    # A cursor on 10:00:01 line 3 seq 0, with limit 1: no later time holds a turn of
+    # agent main, yet the same time does (seq 1).
+    page = replay.replay_page("otlp-ties", agent="main", limit=4)
+    assert _keys(page) == [(0, 1, 0), (1, 2, 0), (1, 2, 1), (1, 3, 0)]
+    rest = replay.replay_page("otlp-ties", agent="main", limit=4, cursor=page.next)
+    assert (_keys(rest), rest.next) == ([(1, 3, 1)], None)
+    assert replay.replay_page("otlp-ties", agent="nobody").turns == []
+    assert [t.kind for t in replay.replay_page("otlp-ties", agent="agent-x").turns] == [
+        "tool_call", "response"
+    ]  # fmt: skip
