@@ -162,23 +162,27 @@ SELECT run, 'main', to_timestamp($start + j * 0.05),
        CASE WHEN k % 10 IN (2, 4, 6, 8) THEN k % 13 <> 0 END,
        CASE WHEN k % 2 = 1 THEN 4200.0 WHEN k % 10 <> 0 THEN 813.0 END,
        CASE WHEN k % 40 = 0 THEN '{"prompt_length": 812}'
-            WHEN k % 10 = 0 THEN '{"prompt_length": 96, "prompt": "Case ' || k
-                || ': make the checkout total match the invoice, and add a test."}' END,
+            WHEN k % 10 = 0 THEN CAST(json_object('prompt_length', length(prompt), 'prompt', prompt)
+                                      AS VARCHAR) END,
        'otlp', 'otlp:' || md5('body' || j // 512), j % 512, $stamp
 FROM (
     SELECT j, j // $sessions AS k,
            CASE WHEN j % $sessions = 7 THEN $session
-                ELSE substr(md5('otlp-session' || j % $sessions), 1, 36) END AS run
+                ELSE substr(md5('otlp-session' || j % $sessions), 1, 36) END AS run,
+           'Case ' || j // $sessions || ': make the checkout total match the invoice.' AS prompt
     FROM range($first, $last) AS t(j)
 )
 """
 
 
-def load_sessions() -> None:
-    """Store the transcript session and the OpenTelemetry sessions, in transactions of at
+def load_sessions(
+    turns: int = TURNS, sessions: int = OTLP_SESSIONS, per_session: int = OTLP_EVENTS_PER_SESSION
+) -> None:
+    """Store the transcript session (`turns` turns) and `sessions` OpenTelemetry sessions
+    of `per_session` events (at least 8: OTLP_SESSION is the 8th), in transactions of at
     most OTLP_CHUNK events, with the run totals."""
     started = time.perf_counter()
-    session = {"run": SESSION, "start": SESSION_START, "dir": PROJECT_DIR, "turns": TURNS}
+    session = {"run": SESSION, "start": SESSION_START, "dir": PROJECT_DIR, "turns": turns}
 
     def transcript(cur: warehouse.Cursor) -> None:
         cur.execute(TURNS_SQL, {k: session[k] for k in ("run", "start", "dir", "turns")})
@@ -188,11 +192,11 @@ def load_sessions() -> None:
         )
 
     warehouse.write(transcript)
-    total = OTLP_SESSIONS * OTLP_EVENTS_PER_SESSION
+    total = sessions * per_session
     for first in range(0, total, OTLP_CHUNK):
         params = {
             "start": OTLP_START,
-            "sessions": OTLP_SESSIONS,
+            "sessions": sessions,
             "session": OTLP_SESSION,
             "first": first,
             "last": min(first + OTLP_CHUNK, total),
@@ -205,10 +209,10 @@ def load_sessions() -> None:
 
         warehouse.write(otlp)
     row = warehouse.fetch_one("SELECT count(*) AS n FROM session_turns WHERE run = ?", [SESSION])
-    turns = row["n"] if row else 0
+    stored = row["n"] if row else 0
     print(
-        f"   loaded a {turns:,}-turn session and {total:,} OpenTelemetry events"
-        f" ({OTLP_SESSIONS} sessions) in {time.perf_counter() - started:.1f} s",
+        f"   loaded a {stored:,}-turn session and {total:,} OpenTelemetry events"
+        f" ({sessions} sessions) in {time.perf_counter() - started:.1f} s",
         flush=True,
     )
 
