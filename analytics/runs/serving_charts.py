@@ -56,7 +56,19 @@ def _layout(load: ServingLoad, yaxis: dict[str, Any]) -> dict[str, Any]:
         yaxis={"gridcolor": "#eef0f3", **yaxis},
         hovermode="x unified" if len(models) <= 1 else "closest",
         barmode="stack",
-        **LAYOUT,
+        **{
+            **LAYOUT,
+            # Above the plot: instance names are long, and at 375 px the rotated date
+            # ticks push the axis title into a legend under the plot.
+            "legend": {
+                "orientation": "h",
+                "x": 0,
+                "y": 1.02,
+                "yanchor": "bottom",
+                "traceorder": "normal",
+            },
+            "margin": {**LAYOUT["margin"], "b": 64},
+        },
     )
 
 
