@@ -67,7 +67,7 @@ def _layout(load: ServingLoad, yaxis: dict[str, Any]) -> dict[str, Any]:
                 "yanchor": "bottom",
                 "traceorder": "normal",
             },
-            "margin": {**LAYOUT["margin"], "b": 64},
+            "margin": {"l": 56, "r": 56, "t": 24, "b": 64},  # no legend under the plot
         },
     )
 
