@@ -7,6 +7,7 @@ fleetscope.js). Never queries the warehouse, never builds a URL (its callers han
 the hrefs).
 """
 
+import html
 import math
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -45,6 +46,13 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
     }
     layout.update(overrides)
     return layout
+
+
+def plain(text: str) -> str:
+    """Data (a model's or an instance's name) as Plotly text: Plotly reads names, hover
+    text and annotations as pseudo-HTML (`<b>`, `<a href>`), so its markup is escaped;
+    Plotly turns the entities back into the characters."""
+    return html.escape(text, quote=False)
 
 
 def has_values(values: Iterable[float | int | None]) -> bool:

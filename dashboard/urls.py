@@ -41,6 +41,16 @@ urlpatterns = [
         views.run_error_rate_chart,
         name="run-error-rate-chart",
     ),
+    path(
+        "runs/<path:run>/charts/serving-kv.json",
+        views.run_serving_kv_chart,
+        name="run-serving-kv-chart",
+    ),
+    path(
+        "runs/<path:run>/charts/serving-preemptions.json",
+        views.run_serving_preemptions_chart,
+        name="run-serving-preemptions-chart",
+    ),
     # Before `run` and the replay: an agent's page is never read as a run's name (the run ends at the
     # last /agents/; either may hold a `/`).
     path(

@@ -265,7 +265,7 @@ def run_sources() -> list[tuple[str, str]]:
     return [(row["run"], row["source"]) for row in warehouse.fetch_all(RUN_SOURCES_SQL)]
 
 
-def _bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
+def bucket_range(run: str, window: TimeRange, bucket_seconds: int) -> tuple[int, int] | None:
     """First and last bucket (epoch seconds) covering the window, or the run's own range."""
     row = warehouse.fetch_one(RUN_RANGE_SQL, {"run": run, **window.params()})
     first = window.start or (row["first_ts"] if row else None)
@@ -308,7 +308,7 @@ def commit_rate(
     run: str, bucket_seconds: int, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
 ) -> CommitRate:
     ensure_run(run, seen)
-    span = _bucket_range(run, window, bucket_seconds)
+    span = bucket_range(run, window, bucket_seconds)
     counts = {
         int(r["bucket_epoch"]): int(r["commits"])
         for r in warehouse.fetch_all(
@@ -335,7 +335,7 @@ def error_rate(
     run: str, bucket_seconds: int, window: TimeRange = TimeRange(), *, seen: Seen = SYSTEM_VIEW
 ) -> ErrorRate:
     ensure_run(run, seen)
-    span = _bucket_range(run, window, bucket_seconds)
+    span = bucket_range(run, window, bucket_seconds)
     rows = {
         int(r["bucket_epoch"]): (int(r["attempts"]), int(r["errors"]))
         for r in warehouse.fetch_all(

@@ -339,10 +339,10 @@ class FleetSeries:
     preemptions: list[PreemptionPoint] = field(default_factory=list)
 
 
-def fleet_series(w: Window) -> dict[str, FleetSeries]:
+def fleet_series(w: Window, only: frozenset[str] | None = None) -> dict[str, FleetSeries]:
     """The KV usage and preemptions per bucket of every instance the window's reader
-    sees, read in one statement."""
-    rows = read_series(("kv_usage", "preemptions"), None, None, w)
+    sees (of those in `only`, when given), read in one statement."""
+    rows = read_series(("kv_usage", "preemptions"), None, None, w, only=only)
     per_instance: dict[str, dict[str, list[SeriesRow]]] = defaultdict(
         lambda: {"kv_usage": [], "preemptions": []}
     )

@@ -26,13 +26,14 @@ from analytics.costs.pricing import PriceBook
 from analytics.runs import charts as run_charts
 from analytics.runs import details as run_details
 from analytics.runs import quarantine as run_quarantine
-from analytics.runs import queries, serving_latency
+from analytics.runs import queries, serving_charts, serving_latency
 from analytics.runs.agent_costs import agent_costs
 from analytics.runs.model_costs import priced_models, run_cost
 from analytics.runs.paging import COMMIT_SORTS, TREE_SORTS, AgentSort, Paging
 from analytics.runs.status import RunStatus, run_statuses
 from analytics.runs.tree import TreePage, build_agent_tree, open_depth, page_tree
 from dashboard.pages import run_links
+from dashboard.pages.run_serving import Build, serving_chart, serving_context
 from dashboard.pages.run_tables import run_table_csv
 from dashboard.pages.run_window import (
     BUCKETS,
@@ -346,6 +347,7 @@ def run_detail(request: HttpRequest, run: str) -> HttpResponse | StreamingHttpRe
         context.update(_details_context(run, window, lists, seen))
         context["lists"] = _lists_links(run, window, lists, _totals(context))
         context["priced_models"] = priced_models(context["details_models"], context["run_cost"])
+        context.update(serving_context(run, window, context["details_models"], seen))
     except ParameterError as exc:
         return _bad_parameter(request, exc)
     page = reverse("run", kwargs={"run": run})
@@ -408,3 +410,24 @@ def run_error_rate_chart(request: HttpRequest, run: str) -> HttpResponse:
         return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
     fig = run_charts.build_error_rate_figure(errors, run_links.explore_of(run))
     return HttpResponse(charts.to_json(fig), content_type="application/json")
+
+
+def _serving_chart(request: HttpRequest, run: str, build: Build) -> HttpResponse:
+    try:
+        window, _ = _window(request, run)
+        figure = serving_chart(run, window, seen_of(request), build)
+    except ParameterError as exc:
+        return HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+    return HttpResponse(figure, content_type="application/json")
+
+
+@login_required
+def run_serving_kv_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """KV-cache usage per bucket of the instances that served the run's models."""
+    return _serving_chart(request, run, serving_charts.build_serving_kv_figure)
+
+
+@login_required
+def run_serving_preemptions_chart(request: HttpRequest, run: str) -> HttpResponse:
+    """Preemptions per bucket of the instances that served the run's models."""
+    return _serving_chart(request, run, serving_charts.build_serving_preemptions_figure)

@@ -4,7 +4,7 @@ and revokes their own tokens (admins see and revoke everyone's).
 
 Views and forms only: tokens are made by dashboard.models.ApiToken.issue, and the raw
 value is put in the one response that follows its creation, never stored, logged nor
-shown again. Users, teams and the audit log are settings_users, settings_teams and
+shown again (the list's CSV, `?format=csv&table=tokens`, has the prefix, never a hash). Users, teams and the audit log are settings_users, settings_teams and
 settings_audit. Who may POST at all is dashboard.access's decision.
 """
 
@@ -17,14 +17,16 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from dashboard.models import ApiToken
+from dashboard.tables import CsvTable, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.access import Role, Scope, role_of
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponse | StreamingHttpResponse]
 MAX_DAYS = 36500  # a hundred years: past that, "never" says it better
 # (url name, label, role needed); the sub-navigation shows what the user's role reaches.
 SECTIONS = (
@@ -71,7 +73,9 @@ def admin_required(view: View) -> View:
 
     @login_required
     @wraps(view)
-    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def guarded(
+        request: HttpRequest, *args: Any, **kwargs: Any
+    ) -> HttpResponse | StreamingHttpResponse:
         role = role_of(request)
         if role is None or not role.allows(Role.ADMIN):
             return forbidden(request)
@@ -167,11 +171,49 @@ def _tokens_page(
     return response
 
 
+TOKEN_HEADER = (
+    "prefix",
+    "name",
+    "user",
+    "scope",
+    "created_at",
+    "last_used_at",
+    "expires_at",
+    "state",
+)
+
+
+def _tokens_csv(request: HttpRequest, everyone: bool) -> StreamingHttpResponse:
+    """The tokens the page lists (the user's own; an admin's: everyone's), as CSV: what
+    the page shows, the prefix and never the hash."""
+
+    def rows() -> list[list[Any]]:
+        listed = [(row["token"], row["state"]) for row in _tokens(request, everyone)]
+        return [
+            [
+                t.prefix,
+                t.name,
+                t.user.get_username(),
+                t.scope,
+                t.created_at,
+                t.last_used_at,
+                t.expires_at,
+                state,
+            ]
+            for t, state in listed
+        ]
+
+    return table_csv(request, "settings", {"tokens": CsvTable(TOKEN_HEADER, rows)})
+
+
 @login_required
-def tokens_page(request: HttpRequest) -> HttpResponse:
-    """GET: the list and the form. POST: create (the raw value is in this response only)
-    or revoke (`revoke` = a token id: the user's own; an admin's: anyone's)."""
+def tokens_page(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """GET: the list and the form (`?format=csv&table=tokens`: the list). POST: create
+    (the raw value is in this response only) or revoke (`revoke` = a token id: the
+    user's own; an admin's: anyone's)."""
     role = role_of(request) or Role.VIEWER
+    if request.method == "GET" and wants_csv(request) is not None:
+        return _tokens_csv(request, role.allows(Role.ADMIN))
     if request.method == "POST" and "revoke" in request.POST:
         return _revoke(request, role)
     form = TokenForm(request.POST or None, role=role)

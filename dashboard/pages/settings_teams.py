@@ -1,5 +1,6 @@
 """Settings > Teams (admins only): create, edit and delete teams (name, run patterns,
-source patterns, daily budget) and choose their members.
+source patterns, daily budget) and choose their members; the list as CSV
+(`?format=csv&table=teams`).
 
 Views and forms only: a team is analytics.costs.models.Team, its members are the
 Access rows that name it (analytics.access.models.Access.teams); what a member then sees
@@ -13,13 +14,15 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from analytics.access.models import Access
 from analytics.costs.models import Team
 from dashboard.pages.settings import admin_required, settings_context
+from dashboard.tables import CsvTable, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.bounds import name_problem
 
 MAX_PATTERNS = 200
@@ -85,16 +88,44 @@ def _save(form: TeamForm) -> Team:
     return team
 
 
+TEAM_HEADER = ("team", "run_patterns", "source_patterns", "daily_budget_usd", "members")
+
+
+def _team_rows() -> list[dict[str, Any]]:
+    teams = Team.objects.order_by("name").prefetch_related("members__user")
+    return [{"team": t, "members": sorted(a.user.get_username() for a in t.members.all())}
+            for t in teams]  # fmt: skip
+
+
+def _teams_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """The list as the page shows it (patterns and members comma-separated)."""
+
+    def rows() -> list[list[Any]]:
+        return [
+            [
+                r["team"].name,
+                ", ".join(r["team"].run_patterns),
+                ", ".join(r["team"].source_patterns),
+                r["team"].daily_budget_usd,
+                ", ".join(r["members"]),
+            ]
+            for r in _team_rows()
+        ]
+
+    return table_csv(request, "settings", {"teams": CsvTable(TEAM_HEADER, rows)})
+
+
 @admin_required
-def teams_page(request: HttpRequest) -> HttpResponse:
-    """GET: the teams and an empty form. POST: create a team."""
+def teams_page(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """GET: the teams and an empty form (`?format=csv&table=teams`: the list). POST:
+    create a team."""
+    if request.method == "GET" and wants_csv(request) is not None:
+        return _teams_csv(request)
     form = TeamForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         _save(form)
         return redirect("settings-teams")
-    teams = Team.objects.order_by("name").prefetch_related("members__user")
-    rows = [{"team": t, "members": sorted(a.user.get_username() for a in t.members.all())}
-            for t in teams]  # fmt: skip
+    rows = _team_rows()
     return render(
         request,
         "settings/teams.html",

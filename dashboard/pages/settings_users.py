@@ -1,5 +1,6 @@
 """Settings > Users (admins only): the list with each user's role, teams, all-teams flag,
-whether active and their last login; creating a user (the password checked by Django's
+whether active and their last login (`?format=csv&table=users`: the list, never a
+password hash); creating a user (the password checked by Django's
 AUTH_PASSWORD_VALIDATORS, each reason shown) and editing a user's role, teams, all-teams
 flag and whether active. No change may leave Fleetscope without an active admin.
 
@@ -15,13 +16,15 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from analytics.access.models import Access
 from analytics.access.visibility import role_for_user, sees_all_teams
 from analytics.costs.models import Team
 from dashboard.pages.settings import admin_required, settings_context
+from dashboard.tables import CsvTable, table_csv
+from dashboard.templatetags.fleetscope_export import wants_csv
 from lib.access import Role
 
 ROLE_CHOICES = [
@@ -131,9 +134,46 @@ def _save_access(user: Any, data: dict[str, Any]) -> None:
         access.teams.set(wanted)
 
 
+USER_HEADER = (
+    "username",
+    "email",
+    "role",
+    "teams",
+    "all_teams",
+    "active",
+    "superuser",
+    "last_login",
+)
+
+
+def _users_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """The list as the page shows it (teams comma-separated)."""
+
+    def rows() -> list[list[Any]]:
+        listed = [_access_row(u) for u in get_user_model().objects.order_by("username")]
+        return [
+            [
+                r["user"].get_username(),
+                r["user"].email,
+                r["role"],
+                ", ".join(r["teams"]),
+                r["all_teams"],
+                r["user"].is_active,
+                r["user"].is_superuser,
+                r["user"].last_login,
+            ]
+            for r in listed
+        ]
+
+    return table_csv(request, "settings", {"users": CsvTable(USER_HEADER, rows)})
+
+
 @admin_required
-def users_page(request: HttpRequest) -> HttpResponse:
-    """GET: the list and an empty form. POST: create a user."""
+def users_page(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """GET: the list and an empty form (`?format=csv&table=users`: the list). POST:
+    create a user."""
+    if request.method == "GET" and wants_csv(request) is not None:
+        return _users_csv(request)
     form = UserCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

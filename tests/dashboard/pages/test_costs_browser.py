@@ -2,6 +2,7 @@
 latest day with spend, and a month without spend shows a sentence saying what to do, not
 an axis invented by Plotly (January 2000). Screenshots go to the test's tmp dir."""
 
+import os
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -120,3 +121,27 @@ def test_a_user_in_no_team_sees_why_the_page_is_empty_at_any_width(
         expect(page.locator(".stat .value").first).to_have_text("$0.00")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         page.screenshot(path=str(tmp_path / f"costs-no-team-{width}.png"), full_page=True)
+
+
+def test_at_phone_width_the_days_table_reads_without_scrolling_sideways(
+    browser: Any, live_server: Any, spend: None, tmp_path: Path
+) -> None:
+    shots = Path(os.environ.get("FLEETSCOPE_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    page = browser.new_context(viewport={"width": 375, "height": 800}).new_page()
+    _log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/costs/?date=2026-01-14")
+    _charts_drawn(page)
+    table = page.locator("#days-table")
+    table.scroll_into_view_if_needed()
+    page.locator(".days-panel").screenshot(path=str(shots / "375-costs-days.png"))
+    # The table fits its panel: nothing hidden to the right of its own box, nor of the page.
+    box = table.evaluate("t => [t.scrollWidth, t.clientWidth]")
+    assert box[0] <= box[1], box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    # Each cell still says what it is: the 14th's row, input 1,000,000 tokens and $1.25.
+    row = table.locator("tbody tr", has_text="2026-01-14")
+    expect(row.locator("td[data-label=Input]")).to_have_text("1,000,000")
+    expect(row.locator("td[data-label=USD]")).to_have_text("$1.25")
+    expect(row.locator("td[data-label=Input]")).to_be_visible()
+    page.context.close()
