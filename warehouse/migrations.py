@@ -27,30 +27,42 @@ def all_migrations() -> list[Migration]:
 
 
 def migrate() -> list[int]:
-    """Apply pending schema changes; returns the versions applied now."""
+    """Apply pending schema changes; returns the versions applied now.
 
-    def apply(cur: Cursor) -> list[int]:
+    Each migration is one transaction with its row in schema_versions: committed whole or
+    not at all, so a crash between two leaves the first applied and the second pending.
+    One transaction each, not one for all, because DuckLake refuses to ALTER a table that
+    holds rows the same transaction inserted (a later migration's SET SORTED BY of a table
+    an earlier one filled)."""
+
+    def ensure_versions_table(cur: Cursor) -> None:
         cur.execute(
             "CREATE TABLE IF NOT EXISTS schema_versions "
             "(version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
         )
-        done = {int(r[0]) for r in cur.execute("SELECT version FROM schema_versions").fetchall()}
-        applied = []
-        # Every migration not yet applied runs, in version order; features own version
-        # ranges (see MIGRATIONS), so a later-numbered one may land before an earlier one.
-        for migration in all_migrations():
-            if migration.version in done:
-                continue
+
+    def apply(migration: Migration) -> bool:
+        def run(cur: Cursor) -> bool:
+            # Read inside the transaction: a migrator beside this one may have applied it.
+            seen = cur.execute(
+                "SELECT count(*) FROM schema_versions WHERE version = ?", [migration.version]
+            ).fetchone()
+            if seen and seen[0]:
+                return False
             for statement in migration.statements:
                 cur.execute(statement)
             cur.execute(
                 "INSERT INTO schema_versions VALUES (?, ?, now())",
                 [migration.version, migration.name],
             )
-            applied.append(migration.version)
-        return applied
+            return True
 
-    return write(apply)
+        return write(run)
+
+    write(ensure_versions_table)
+    # Every migration not yet applied runs, in version order; features own version
+    # ranges (see MIGRATIONS), so a later-numbered one may land before an earlier one.
+    return [m.version for m in all_migrations() if apply(m)]
 
 
 MIGRATE_COMMAND = "python manage.py migrate"

@@ -2,10 +2,11 @@
 place in the tree (role, parent, children), its figures (events, commits, errors and
 attempts as the run counts them, tokens, USD), its timeline and its longest gaps.
 
-One statement reads the agent's rows (and only the columns it needs), the run's parent
-links (the few rows that name a parent or a role) and the agent's calls grouped for
-pricing. The place in the tree is analytics.runs.tree's (build_agent_tree over those
-links, placed with queries.PARENT_SQL / ROLE_SQL, the aggregates of AGENTS_SQL), the USD
+One statement reads the agent's rows (agent_rows: the columns it needs, kept sorted by
+run and agent), the run's parent links (agent_links: the few rows that name a parent or a
+role) and the agent's calls grouped for pricing. The place in the tree is
+analytics.runs.tree's (build_agent_tree over those links, placed with queries.PARENT_SQL /
+ROLE_SQL, the aggregates of AGENTS_SQL), the USD
 analytics.costs.calls' (an unpriced call is counted, never $0), the counting
 warehouse.schema.events' (a commit sha counts once per run, at its first logging:
 run_commits holds it). Too many events for one point each are counted per bucket of a
@@ -50,19 +51,19 @@ ERROR_LANE = "error"
 OTHER_LANE = "other"
 KIND_LANES = tuple(kind.value for kind in EventKind if kind != EventKind.ERROR)
 
-# The agent's rows, with only the columns the page reads (each column costs a pass over
-# the run's rows). A commit sha counts where run_commits holds its first logging (its
-# time; the agent's earliest logging of it at that time).
+# The agent's rows, from agent_rows: the copy of the columns this page reads, sorted by
+# (run, agent, ts), so the read decodes a row group or two however big the run
+# (warehouse/schema/agents.py). A commit sha counts where run_commits holds its first
+# logging: this agent's (run_commits names it, sorted by run and agent too), at its time.
 _MINE = f"""
 mine AS MATERIALIZED (
     SELECT ts, event, ok, commit_sha, tool, model, input_tokens, cached_input_tokens,
            cache_write_tokens, cache_write_1h_tokens, output_tokens, cost_usd, speed
-    FROM events
+    FROM agent_rows
     WHERE run = $run AND agent = $agent
 ),
 firsts AS (
-    SELECT commit_sha, ts FROM run_commits
-    WHERE run = $run AND commit_sha IN (SELECT commit_sha FROM mine WHERE {SHA_COMMIT_SQL})
+    SELECT commit_sha, ts FROM run_commits WHERE run = $run AND agent = $agent
 ),
 kept AS (
     SELECT * FROM mine WHERE NOT {SHA_COMMIT_SQL}
@@ -83,18 +84,13 @@ e AS (
     FROM kept
 )"""
 
-# The run's parent links: only rows that name a parent or a role, read in two scans whose
-# filters the Parquet reader applies itself (an OR it would apply after reading every row).
+# The run's parent links, from agent_links: the rows of the run that name a parent or a
+# role, and only those.
 _LINKS = f"""
-named AS (
-    SELECT agent, parent, role, event, ts, source_line FROM events
-    WHERE run = $run AND parent IS NOT NULL
-    UNION ALL
-    SELECT agent, parent, role, event, ts, source_line FROM events
-    WHERE run = $run AND role IS NOT NULL AND parent IS NULL
-),
 links AS (
-    SELECT agent, {PARENT_SQL} AS parent, {ROLE_SQL} AS role FROM named GROUP BY agent
+    SELECT agent, {PARENT_SQL} AS parent, {ROLE_SQL} AS role FROM agent_links
+    WHERE run = $run
+    GROUP BY agent
 )"""
 
 AGENT_SQL = f"""

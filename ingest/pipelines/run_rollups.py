@@ -18,6 +18,9 @@ or failed; commits without a sha each count; errors are error events plus failed
 attempts. Rows stored before these tables existed are rolled up by migration 2
 (warehouse/schema/events.py, which words attempts and errors in SQL for every reader).
 
+The same changes are made to the agents' copies of events (agent_rows, agent_links:
+ingest/pipelines/agent_copies.py) in the same transaction.
+
 Must not decide which events are new (the callers' INSERTs do) nor parse any format.
 """
 
@@ -33,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import warehouse
+from ingest.pipelines import agent_copies
 from ingest.pipelines.loading import now_utc
 from warehouse.schema.events import COMMIT_SQL, ERROR_SQL, LANDED_COMMIT_SQL, SHA_COMMIT_SQL
 
@@ -94,7 +98,7 @@ SELECT run, agent,
        coalesce(sum(output_tokens), 0)::BIGINT AS output_tokens,
        min(source_kind) AS source_kind,
        list({{'run': run, 'commit_sha': commit_sha, 'ts': ts, 'source': source,
-              'source_line': source_line, 'ok': ok}})
+              'source_line': source_line, 'ok': ok, 'agent': agent}})
            FILTER (WHERE {sha_commit}) AS sha_commits
        {extra}
 FROM {batch}
@@ -107,7 +111,7 @@ GROUP BY run, agent
 # A full tie keeps the stored one. `replaces` marks a stored first logging to take back.
 _FIRSTS_SQL = """
 WITH firsts AS ({firsts})
-SELECT l.run, l.commit_sha, l.ts, l.source, l.source_line, l.ok,
+SELECT l.run, l.commit_sha, l.ts, l.source, l.source_line, l.ok, l.agent,
        s.run IS NOT NULL AS replaces, s.ok AS replaced_ok
 FROM firsts AS l
 LEFT JOIN run_commits AS s ON s.run = l.run AND s.commit_sha = l.commit_sha
@@ -136,8 +140,8 @@ WHERE EXISTS (
 """
 
 _INSERT_FIRSTS = """
-INSERT INTO run_commits (run, commit_sha, ts, source, source_line, ok)
-SELECT run, commit_sha, ts, source, source_line, ok FROM batch_firsts
+INSERT INTO run_commits (run, commit_sha, ts, source, source_line, ok, agent)
+SELECT run, commit_sha, ts, source, source_line, ok, agent FROM batch_firsts
 """
 
 _NEW_AGENTS_SQL = """
@@ -150,7 +154,7 @@ SELECT run, agent FROM run_agents
 # logging and every agent is new, and run_commits and run_agents are not read (65 ms less
 # after the last chunk of the bench file: bench/run_rollups.md).
 _NEW_RUN_FIRSTS_SQL = """
-SELECT run, commit_sha, ts, source, source_line, ok,
+SELECT run, commit_sha, ts, source, source_line, ok, agent,
        false AS replaces, NULL::BOOLEAN AS replaced_ok
 FROM ({firsts})
 """
@@ -246,6 +250,7 @@ def insert_events(
     inserted = _scalar(cur, insert_sql, bind(stamp))
     if not inserted:
         return 0
+    agent_copies.copy_stamped(cur, stamp)
     batch = cur.execute(_BATCH_SQL, [stamp]).to_arrow_table()
     if batch.num_rows != inserted:
         raise RollupError(f"{inserted} events inserted, {batch.num_rows} stamped {stamp}")
@@ -288,6 +293,7 @@ class PendingTotals:
                 cur, f"INSERT INTO events ({listed}) SELECT {listed} FROM new_events", []
             )
             if inserted:
+                agent_copies.copy_registered(cur, "new_events", rows.column_names)
                 self._reduced.append(
                     reduced if reduced is not None else reduce_rows(cur, "new_events")
                 )
@@ -299,6 +305,7 @@ class PendingTotals:
         """Make the Parquet file `path`, of new rows only, part of events as it is
         (warehouse.add_data_file); `reduced` is what its rows add (reduce_rows)."""
         warehouse.add_data_file(cur, "events", path)
+        agent_copies.copy_file(cur, path)
         self._reduced.append(reduced)
 
     def add(self, cur: warehouse.Cursor, *, new_runs: bool = False) -> None:
@@ -400,7 +407,9 @@ def update_events(cur: warehouse.Cursor, update_sql: str, scope: str, params: Pa
     before = cur.execute(figures, params).to_arrow_table()
     if pc.sum(before.column("commit_events")).as_py():
         raise RollupError("an UPDATE of events must not touch commits (their first logging)")
+    agent_copies.delete_scope(cur, scope, params)
     cur.execute(update_sql, params)
+    agent_copies.copy_scope(cur, scope, params)
     after = cur.execute(figures, params).to_arrow_table()
     cur.register("scope_before", before)
     cur.register("scope_after", after)
@@ -430,6 +439,7 @@ def delete_events(cur: warehouse.Cursor, delete_sql: str, params: Params, runs: 
     try:
         for table in ("run_rollups", "run_agents", "run_commits"):
             cur.execute(f"DELETE FROM {table} WHERE run IN (SELECT run FROM recounted_runs)")
+        agent_copies.copy_runs_again(cur, "recounted_runs")
         reduced = reduce_rows(cur, _RECOUNTED_SQL)
     finally:
         cur.unregister("recounted_runs")

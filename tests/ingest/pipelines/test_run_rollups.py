@@ -1,7 +1,9 @@
 """The run totals kept at ingest against the same figures aggregated from every stored
 event (EVERY_EVENT_SQL, the query GET /api/runs ran before the totals existed): after
 batches that re-log shas, replace a sha's first logging, fail commits and repeat ids,
-after the Claude Code updates of stored events, and after migrating an older lake."""
+after the Claude Code updates of stored events, and after migrating an older lake. After
+every test the agents' copies (agent_rows, agent_links, the agent of run_commits) are
+checked against the same projection of every stored event."""
 
 import re
 from collections.abc import Callable
@@ -19,6 +21,7 @@ from ingest.pipelines import run_rollups
 from ingest.pipelines.agent_events import ingest_body, run_agent_events
 from ingest.pipelines.claude_code import run_claude_code
 from tests.conftest import FIXTURE_ROOT
+from warehouse.schema.agents import AGENT_LINK_COLUMNS, AGENT_ROW_COLUMNS
 
 pytestmark = pytest.mark.usefixtures("lake")
 
@@ -66,6 +69,51 @@ SELECT t.run, t.first_ts, t.last_ts, t.agents,
 FROM totals AS t LEFT JOIN commit_stats AS c USING (run)
 ORDER BY t.last_ts DESC, t.run
 """
+
+
+# Each copy as a projection of every stored event: the copy, and the rows it must hold.
+COPIES_OF_EVERY_EVENT = {
+    "agent_rows": f"SELECT {', '.join(AGENT_ROW_COLUMNS)} FROM events",
+    "agent_links": f"SELECT {', '.join(AGENT_LINK_COLUMNS)} FROM events"
+    " WHERE parent IS NOT NULL OR role IS NOT NULL",
+    "run_commits": """
+        SELECT run, commit_sha, agent, ts, source, source_line, ok FROM events
+        WHERE event = 'commit' AND commit_sha IS NOT NULL
+        QUALIFY row_number() OVER (
+            PARTITION BY run, commit_sha ORDER BY ts, source, source_line) = 1
+    """,
+}
+COPY_COLUMNS = {
+    "agent_rows": ", ".join(AGENT_ROW_COLUMNS),
+    "agent_links": ", ".join(AGENT_LINK_COLUMNS),
+    "run_commits": "run, commit_sha, agent, ts, source, source_line, ok",
+}
+
+
+def copies_differ() -> dict[str, dict[str, Any]]:
+    """Per copy, the rows it holds that every event does not give, and the reverse."""
+    differ = {}
+    for table, truth in COPIES_OF_EVERY_EVENT.items():
+        stored = f"SELECT {COPY_COLUMNS[table]} FROM {table}"
+        row = warehouse.fetch_one(
+            f"SELECT (SELECT count(*) FROM ({stored} EXCEPT ALL {truth})) AS extra,"
+            f" (SELECT count(*) FROM ({truth} EXCEPT ALL {stored})) AS missing"
+        )
+        assert row is not None
+        if row["extra"] or row["missing"]:
+            differ[table] = row
+    return differ
+
+
+@pytest.fixture(autouse=True)
+def copies_match_every_event(lake: Any) -> Any:
+    yield
+    assert copies_differ() == {}
+    # The check sees rows: the tests store events, links and first loggings.
+    counts = warehouse.fetch_one(
+        "SELECT (SELECT count(*) FROM agent_rows) AS r, (SELECT count(*) FROM events) AS e"
+    )
+    assert counts is not None and counts["r"] == counts["e"]
 
 
 def every_event() -> list[runs.RunTotals]:
@@ -286,12 +334,16 @@ def test_a_lake_from_before_the_totals_is_rolled_up_by_its_migration() -> None:
         ingest_body(batch)
 
     def back_to_version_1(cur: duckdb.DuckDBPyConnection) -> None:
-        for table in ("run_rollups", "run_agents", "run_commits"):
+        for table in ("run_rollups", "run_agents", "run_commits", "agent_rows", "agent_links"):
             cur.execute(f"DROP TABLE {table}")
-        cur.execute("DELETE FROM schema_versions WHERE version = 2")
+        # The agents' copies since migration 700; run_commits names each first logging's
+        # agent since 701.
+        cur.execute("DELETE FROM schema_versions WHERE version IN (2, 700, 701)")
 
     warehouse.write(back_to_version_1)
-    assert warehouse.migrate() == [2]
+    assert warehouse.migrate() == [2, 700, 701]
+    assert copies_differ() == {}
+    assert warehouse.fetch_one("SELECT count(*) AS n FROM agent_links") == {"n": 1}
     assert runs.list_runs() == every_event()
     ingest_body(body(event(20, "w9", "commit", commit={"sha": "a"}, run="r3")))
     assert runs.list_runs() == every_event()
