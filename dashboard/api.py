@@ -71,9 +71,17 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     return api.create_response(request, {"detail": validation_detail(exc)}, status=422)
 
 
+RETRY_AFTER_SECONDS = "5"
+
+
 @api.exception_handler(warehouse.WarehouseError)
 def _warehouse_down(request: HttpRequest, exc: warehouse.WarehouseError) -> HttpResponse:
-    return api.create_response(request, {"detail": one_line(str(exc))}, status=503)
+    answer = api.create_response(request, {"detail": one_line(str(exc))}, status=503)
+    if not isinstance(exc, warehouse.NotMigrated):
+        # Unreachable or broken for now (a catalog restarting, a handle reopened): a
+        # client may try again; a warehouse never migrated waits for its operator.
+        answer["Retry-After"] = RETRY_AFTER_SECONDS
+    return answer
 
 
 @api.exception_handler(Exception)

@@ -57,10 +57,22 @@ T = TypeVar("T")
 Cursor = duckdb.DuckDBPyConnection
 Conflict = duckdb.TransactionException
 InvalidInput = duckdb.InvalidInputException
+# DuckDB's own assertion failures, and the FATAL error of every statement after one (the
+# database handle is invalidated until reopened). DuckLake raises one under concurrent
+# writers and maintenance on a PostgreSQL catalog (a read of inlined rows as another
+# process flushes them: found by tests/production/test_faults.py); without reopening,
+# that process failed every read and write from then on.
+_BROKEN = (duckdb.InternalException, duckdb.FatalException)
 
 
 class WarehouseError(RuntimeError):
     """The warehouse could not be opened or written; the message is one line for users."""
+
+
+class WarehouseBroken(WarehouseError):
+    """DuckDB failed one of its own checks (INTERNAL) or refuses every statement since one
+    (FATAL): the process's handle was dropped, the next statement opens a new one; the
+    work that raised this is safe to run again (write and retry_on_conflict do)."""
 
 
 class NotMigrated(WarehouseError):
@@ -279,6 +291,33 @@ def single_threaded() -> Iterator[None]:
         plain.execute(f"SET threads = {before:d}")
 
 
+def _discard(root: duckdb.DuckDBPyConnection | None) -> None:
+    """Drop the process's handle if it is still `root` (another thread may have done so
+    and opened a new one already); every thread's next statement opens or uses the new."""
+    global _database, _database_pid
+    with _open_lock:
+        if root is not None and _database is root:
+            try:
+                root.close()
+            except duckdb.Error:
+                log.debug("closing a broken warehouse handle raised", exc_info=True)
+            _database = None
+            _database_pid = None
+
+
+def _broken(exc: duckdb.Error, root: duckdb.DuckDBPyConnection | None) -> bool:
+    """Whether `exc` means the handle `root` is unusable: DuckDB broke, or another thread
+    found it broken and closed it under this one."""
+    if isinstance(exc, _BROKEN):
+        return True
+    return isinstance(exc, duckdb.ConnectionException) and root is not _database
+
+
+def _first_line(exc: BaseException) -> str:
+    """DuckDB's INTERNAL errors carry a stack trace after their first line."""
+    return (str(exc).splitlines() or [""])[0]
+
+
 def close() -> None:
     """Drop this process's handle; the next call opens the warehouse again (tests, forks)."""
     global _database, _database_pid
@@ -293,14 +332,40 @@ def close() -> None:
 # --- reading -----------------------------------------------------------------------------
 
 
+def _read(
+    sql: str,
+    params: Sequence[Any] | dict[str, Any] | None,
+    take: Callable[[duckdb.DuckDBPyConnection], T],
+) -> T:
+    """Run a read and `take` its answer. A broken handle (_broken) is dropped and the read
+    run once more on a new one; inside a transaction it is not run again here: the
+    transaction's work is (transaction, retry_on_conflict)."""
+    for attempt in (1, 2):
+        cur = cursor()
+        root = getattr(_local, "root", None)
+        try:
+            cur.execute(sql, params or [])
+            return take(cur)
+        except duckdb.Error as exc:
+            if not _broken(exc, root):
+                raise _explained(exc) from exc
+            _discard(root)
+            if getattr(_local, "in_transaction", False) or attempt == 2:
+                raise WarehouseBroken(f"the warehouse failed a read: {_first_line(exc)}") from exc
+            log.warning("warehouse handle broken during a read, reopened: %s", exc)
+    raise AssertionError("unreachable")
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    columns = [d[0] for d in cur.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
 def fetch_all(
     sql: str, params: Sequence[Any] | dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """Run a read query with bound parameters; rows as dicts keyed by column name."""
-    cur = cursor()
-    _execute(cur, sql, params)
-    columns = [d[0] for d in cur.description or []]
-    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+    return _read(sql, params, _dicts)
 
 
 def fetch_rows(
@@ -308,18 +373,7 @@ def fetch_rows(
 ) -> list[tuple[Any, ...]]:
     """Run a read query with bound parameters; rows as tuples in the SELECT's order, for a
     reader that builds its own typed rows from many of them (no dict per row)."""
-    cur = cursor()
-    _execute(cur, sql, params)
-    return cur.fetchall()
-
-
-def _execute(
-    cur: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] | None
-) -> None:
-    try:
-        cur.execute(sql, params or [])
-    except duckdb.Error as exc:
-        raise _explained(exc) from exc
+    return _read(sql, params, lambda cur: cur.fetchall())
 
 
 def fetch_one(
@@ -332,9 +386,7 @@ def fetch_one(
 def fetch_arrow(sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pa.Table:
     """Run a read query with bound parameters; its answer as one Arrow table (columnar,
     no Python object per value: for a reader that writes many rows out as they are)."""
-    cur = cursor()
-    _execute(cur, sql, params)
-    return cur.to_arrow_table()
+    return _read(sql, params, lambda cur: cur.to_arrow_table())
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -388,17 +440,30 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
     while its next chunk is parsed."""
     with _writer_lock():
         cur = cursor()
-        _start_writer(cur)
-        cur.execute("BEGIN TRANSACTION")
+        root = getattr(_local, "root", None)
+        try:
+            _start_writer(cur)
+            cur.execute("BEGIN TRANSACTION")
+        except duckdb.Error as exc:
+            if _broken(exc, root):
+                _discard(root)
+                raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc
+            raise _explained(exc) from exc
+        _local.in_transaction = True
         try:
             yield cur
             cur.execute("COMMIT")
         except duckdb.Error as exc:
             _rollback(cur)
+            if _broken(exc, root):
+                _discard(root)
+                raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc
             raise _explained(exc) from exc
         except BaseException:
             _rollback(cur)
             raise
+        finally:
+            _local.in_transaction = False
 
 
 def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
@@ -428,9 +493,10 @@ def retry_on_conflict(
     attempts: int = 5,
     before_retry: Callable[[], object] | None = None,
 ) -> T:
-    """Run `work` again while it conflicts with another writer (Conflict), up to
-    `attempts` times in all, then raise WarehouseError. `work` opens its own transactions,
-    each rolled back whole by the conflict, so it must be safe to run again.
+    """Run `work` again while it conflicts with another writer (Conflict) or the handle
+    broke (WarehouseBroken: reopened for the next attempt), up to `attempts` times in all,
+    then raise WarehouseError. `work` opens its own transactions, each rolled back whole
+    by the conflict, so it must be safe to run again.
 
     The pause before a retry doubles from 0.1 s (0.1, 0.2, 0.4, 0.8 s for 5 attempts), so
     writers that collided do not collide again at once; `before_retry` then runs, to read
@@ -442,6 +508,10 @@ def retry_on_conflict(
             if attempt == attempts:
                 raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
             log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
+        except WarehouseBroken as exc:
+            if attempt == attempts:
+                raise
+            log.warning("warehouse handle broken (attempt %d), reopened: %s", attempt, exc)
         time.sleep(0.1 * 2 ** (attempt - 1))
         if before_retry is not None:
             before_retry()

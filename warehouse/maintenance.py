@@ -2,7 +2,8 @@
 files no snapshot needs (the beat task every 6 hours, `manage.py maintain_warehouse`).
 
 Owns the DuckLake maintenance calls and their order; runs under the connection's writer
-lock (warehouse/lake.py), so no load of this process writes meanwhile. Reads the lake's
+lock (warehouse/lake.py), so no load of this process writes meanwhile; each call is
+retried as a write is when a writer of another process conflicts with it. Reads the lake's
 settings there (`ORPHANS_OLDER_THAN_HOURS`), so a test that patches them is obeyed.
 """
 
@@ -14,30 +15,30 @@ from typing import Any
 from warehouse import lake
 
 
+def _step(sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """One maintenance call, its own commit: run again when it conflicts with a writer of
+    another process (a PostgreSQL catalog's) or the handle broke."""
+    return lake.retry_on_conflict(lambda: lake.fetch_rows(sql, params))
+
+
 def run_maintenance(*, keep_snapshots_days: int = 7) -> dict[str, Any]:
     """Merge small files, expire old snapshots and delete files no snapshot needs."""
     started = time.monotonic()
 
-    def maintain(cur: lake.Cursor) -> None:
-        cur.execute(f"CALL ducklake_flush_inlined_data('{lake.LAKE}')")
-        cur.execute(f"CALL ducklake_merge_adjacent_files('{lake.LAKE}')")
-        cur.execute(
+    with lake._writer_lock():
+        swept = [hook(lake.cursor()) for hook in lake._writer_start]
+        _step(f"CALL ducklake_flush_inlined_data('{lake.LAKE}')")
+        _step(f"CALL ducklake_merge_adjacent_files('{lake.LAKE}')")
+        _step(
             f"CALL ducklake_expire_snapshots('{lake.LAKE}', older_than => now() - to_days(?::INTEGER))",
             [keep_snapshots_days],
         )
-
-    with lake._writer_lock():
-        cur = lake.cursor()
-        swept = [hook(cur) for hook in lake._writer_start]
-        maintain(cur)
-        files = cur.execute(
-            f"CALL ducklake_cleanup_old_files('{lake.LAKE}', cleanup_all => true)"
-        ).fetchall()
-        files += cur.execute(
+        files = _step(f"CALL ducklake_cleanup_old_files('{lake.LAKE}', cleanup_all => true)")
+        files += _step(
             f"CALL ducklake_delete_orphaned_files('{lake.LAKE}', "
             "older_than => now() - to_hours(?::INTEGER))",
             [lake.ORPHANS_OLDER_THAN_HOURS],
-        ).fetchall()
+        )
     snapshots = lake.fetch_one(f"SELECT count(*) AS n FROM {lake.LAKE}.snapshots()")
     uncommitted = sum(len(found) for found in swept if isinstance(found, list))
     return {

@@ -1,5 +1,6 @@
 """Pages and the API over a warehouse never migrated: a 503 page saying so, and a 503 JSON
-answer whose detail is the same one line (the data dir and the command to run)."""
+answer whose detail is the same one line (the data dir and the command to run); a warehouse
+failing for now is a 503 a client may retry after the time it names."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,3 +42,16 @@ def test_the_api_answers_503_with_the_same_line(
     answer = client.get("/api/runs", headers=auth_headers)
     assert answer.status_code == 503
     assert answer.json() == {"detail": bare}
+    assert "Retry-After" not in answer  # an operator must migrate: retrying changes nothing
+
+
+def test_a_warehouse_failing_for_now_is_a_503_to_retry_after_5_seconds(
+    client: Client, auth_headers: dict[str, str], lake: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise warehouse.WarehouseBroken("the warehouse failed a read: INTERNAL Error: x")
+
+    monkeypatch.setattr(warehouse.lake, "_read", broken)
+    answer = client.get("/api/runs", headers=auth_headers)
+    assert (answer.status_code, answer["Retry-After"]) == (503, "5")
+    assert answer.json() == {"detail": "the warehouse failed a read: INTERNAL Error: x"}

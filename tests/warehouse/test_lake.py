@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 import pytest
 
@@ -120,6 +121,74 @@ def test_work_that_conflicts_twice_runs_three_times_with_doubling_pauses(
     assert runs == [1, 2, 3]
     assert pauses == [0.1, 0.2]
     assert reread == [1, 2]  # after each pause, before the next run
+
+
+class BreakingCursor:
+    """A real cursor whose statements matching `breaks` raise DuckDB's INTERNAL error (as
+    DuckLake's inlined-data reader did under concurrent maintenance) the first `times`."""
+
+    def __init__(self, real: Any, breaks: str, failures: list[str], times: int) -> None:
+        self.real, self.breaks, self.failures, self.times = real, breaks, failures, times
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.breaks in sql and len(self.failures) < self.times:
+            self.failures.append(sql)
+            raise duckdb.InternalException("INTERNAL Error: Attempted to access index 0\nStack")
+        return self.real.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def breaking(monkeypatch: pytest.MonkeyPatch, breaks: str, times: int) -> list[str]:
+    failures: list[str] = []
+    real_cursor = warehouse.lake.cursor
+    monkeypatch.setattr(
+        warehouse.lake, "cursor", lambda: BreakingCursor(real_cursor(), breaks, failures, times)
+    )
+    return failures
+
+
+def test_a_read_on_a_broken_handle_is_run_again_on_a_new_one(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = warehouse.lake._root()
+    failures = breaking(monkeypatch, "SELECT 40 + 2", times=1)
+    assert warehouse.fetch_one("SELECT 40 + 2 AS n") == {"n": 42}
+    assert len(failures) == 1
+    assert warehouse.lake._root() is not before  # the broken handle was dropped
+
+
+def test_a_read_broken_twice_is_a_one_line_warehouse_error(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    breaking(monkeypatch, "SELECT 40 + 2", times=2)
+    with pytest.raises(warehouse.WarehouseBroken) as raised:
+        warehouse.fetch_one("SELECT 40 + 2 AS n")
+    assert (
+        str(raised.value)
+        == "the warehouse failed a read: INTERNAL Error: Attempted to access index 0"
+    )
+    assert warehouse.fetch_one("SELECT 1 AS n") == {"n": 1}  # and the next read works
+
+
+def test_a_write_broken_mid_transaction_is_rolled_back_and_run_again_once(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warehouse.lake.time, "sleep", lambda seconds: None)
+    failures = breaking(monkeypatch, "FROM read_positions", times=1)
+    attempts: list[int] = []
+
+    def work(cur: warehouse.Cursor) -> int:
+        attempts.append(len(attempts) + 1)
+        cur.execute("INSERT INTO read_positions VALUES ('t', ?, 'k', 1, 1, now())", ["s"])
+        # A read inside the transaction breaks: not run again alone, the whole work is.
+        row = warehouse.fetch_one("SELECT count(*) AS n FROM read_positions")
+        return int(row["n"]) if row else -1
+
+    assert warehouse.write(work) == 1
+    assert attempts == [1, 2] and len(failures) == 1
+    assert warehouse.fetch_all("SELECT source FROM read_positions") == [{"source": "s"}]
 
 
 @pytest.mark.parametrize(
