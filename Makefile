@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export FLEETSCOPE_DATA_DIR ?= $(CURDIR)/var
 
-.PHONY: venv run test services lint typecheck pytest bench demo clean
+.PHONY: venv run test services lint typecheck pytest bench demo clean soak
 
 # Reinstalls only when pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -42,6 +42,15 @@ services:
 	@bash scripts/ci-services.sh
 
 test: services lint typecheck pytest
+
+# The production topology (PostgreSQL, S3, Redis, 2 web servers, 2 workers, beat) under
+# every writer and fault at once, in rounds for SOAK_MINUTES with SOAK_KILLS kills of each
+# kind per round; stops by itself after the round that passes the deadline.
+SOAK_MINUTES ?= 30
+SOAK_KILLS ?= 20
+soak: services venv
+	FLEETSCOPE_SOAK_MINUTES=$(SOAK_MINUTES) FLEETSCOPE_SOAK_KILLS=$(SOAK_KILLS) \
+	  $(BIN)/pytest -s -p no:xdist tests/production/test_faults.py
 
 # `make bench` runs every benchmark; `make bench otlp` (or any names after it) only those.
 BENCH_NAMES := $(filter-out bench,$(MAKECMDGOALS))

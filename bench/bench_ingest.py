@@ -39,7 +39,7 @@ COPY (
         CASE WHEN i % 2 = 0 THEN to_json(1768384800 + i * 0.05)
              ELSE to_json(strftime(to_timestamp(1768384800 + i * 0.05), '%Y-%m-%dT%H:%M:%S.%gZ'))
         END AS ts,
-        'run-' || (i % 3) AS run,
+        ? || (i % 3) AS run,
         'w-' || (i % 600) AS agent,
         kind AS event,
         'e' || i AS id,
@@ -61,9 +61,11 @@ COPY (
 """
 
 
-def _write_file(path: Path) -> None:
+def write_file(path: Path, events: int = EVENTS, runs_named: str = "run-") -> None:
+    """`events` events of three runs named `runs_named` 0, 1 and 2 (bench_scale writes one
+    file per writer, each of its own runs)."""
     con = duckdb.connect()
-    con.execute(GENERATE_SQL.replace("{path}", str(path)), [EVENTS])
+    con.execute(GENERATE_SQL.replace("{path}", str(path)), [runs_named, events])
     con.close()
 
 
@@ -109,7 +111,7 @@ def run() -> None:
     warehouse.migrate()
     folder = Path(tempfile.mkdtemp(prefix="fleetscope-bench-ingest-"))
     path = folder / "events.jsonl"
-    _write_file(path)
+    write_file(path)
     print(f"   file: {EVENTS:,} events, {path.stat().st_size / 1e6:.0f} MB", flush=True)
 
     memory = duckdb.connect()

@@ -1,0 +1,325 @@
+"""The production topology (tests/production/topology.py: PostgreSQL catalog, S3 data,
+Redis, two web servers, two workers and beat) under concurrent writers and faults, each
+repeated and counted, while eight API readers read across both web servers.
+
+Writers, all at once: file ingests (`manage.py ingest agent-events`, one per run), each
+killed with kill -9 at random moments and run again until one completes; an HTTP client
+posting a run in batches to either web server, retrying a batch until it is acknowledged;
+a log folder the workers tail, appended to while they run; and the warehouse maintenance
+(compaction, snapshot expiry, file cleanup) in a loop. Faults beside them: kill -9 of a
+worker, of a web server and of beat, each restarted. Afterwards, per run, the events,
+commits and agents stored are the generator's truth (ingest/synthetic: it built the runs,
+an independent count), no line is stored twice, and the agents' copies hold each event
+once; every reader's answer was a 200.
+
+`make test` runs one round; `make soak` runs rounds for FLEETSCOPE_SOAK_MINUTES (30)
+minutes, each with new runs and FLEETSCOPE_SOAK_KILLS kills of each kind per round.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import warehouse
+from ingest.synthetic import RunSpec, generate_run
+from tests.production.topology import Topology, production, summary_of
+
+SOAK_MINUTES = float(os.environ.get("FLEETSCOPE_SOAK_MINUTES", "0"))
+KILLS = int(os.environ.get("FLEETSCOPE_SOAK_KILLS", "20" if SOAK_MINUTES else "2"))
+FILE_WRITERS = 3
+READERS = 8
+HTTP_BATCH_LINES = 400
+
+
+@pytest.fixture
+def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
+    tail = tmp_path / "tail"
+    tail.mkdir()
+    extra = {"FLEETSCOPE_TAIL_AGENT_EVENTS": str(tail), "FLEETSCOPE_TAIL_SECONDS": "1"}
+    with production(tmp_path / "topology", extra_env=extra) as running:
+        # This process reads the same lake, to count what the writers stored.
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = running.env["FLEETSCOPE_WAREHOUSE"]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = running.env["FLEETSCOPE_WAREHOUSE_DATA"]
+        settings.FLEETSCOPE_S3_ENDPOINT = running.env["FLEETSCOPE_S3_ENDPOINT"]
+        settings.FLEETSCOPE_S3_KEY_ID = "testing"
+        settings.FLEETSCOPE_S3_SECRET = "testing"
+        settings.FLEETSCOPE_S3_USE_SSL = False
+        try:
+            yield running
+        finally:
+            warehouse.close()
+
+
+class Truth:
+    """What the generator wrote for one run: the counts the lake must hold once."""
+
+    def __init__(self, folder: Path, run: str, seed: int, workers: int) -> None:
+        self.run = run
+        self.path = folder / f"{run}.jsonl"
+        spec = RunSpec(run=run, seed=seed, hours=1.5, workers=workers, planners=2)
+        summary = generate_run(spec, self.path).summary(timedelta(minutes=30))
+        self.events = int(summary["accepted"])
+        self.commits = int(summary["commits"])
+        self.agents = int(summary["agents"])
+
+
+class Readers:
+    """Eight API clients reading across both web servers until stopped. A server that
+    is down (killed, not yet back) refuses the connection: the client goes on to the
+    other, as a load balancer would; every HTTP answer is recorded."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.stopping = threading.Event()
+        self.answers: Counter[int] = Counter()
+        self.refused = 0
+        self.seconds: list[float] = []
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._read, args=(n,)) for n in range(READERS)]
+
+    def __enter__(self) -> Readers:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=60)
+
+    def _read(self, n: int) -> None:
+        paths = ["/api/runs?limit=20", "/api/runs?sort=events&limit=5"]
+        turn = n
+        while not self.stopping.is_set():
+            turn += 1
+            urls = self.topology.web_urls()
+            url = urls[turn % len(urls)] + paths[turn % len(paths)]
+            request = urllib.request.Request(  # noqa: S310 - loopback only
+                url, headers={"Authorization": f"Bearer {self.topology.read_token}"}
+            )
+            started = time.monotonic()
+            try:
+                with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+                    answer.read()
+                    status = answer.status
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                with self.lock:
+                    self.refused += 1
+                time.sleep(0.05)
+                continue
+            with self.lock:
+                self.answers[status] += 1
+                self.seconds.append(time.monotonic() - started)
+
+
+def file_writer(topology: Topology, truth: Truth, kills: int, log: list[str]) -> None:
+    """Ingest the run's file; kill -9 the command at a random moment `kills` times, then
+    let one run to its end."""
+    rng = random.Random(truth.run)
+    for attempt in range(kills + 1):
+        writer = topology.spawn(f"ingest-{truth.run}", "ingest", "agent-events", str(truth.path))
+        if attempt < kills:
+            time.sleep(rng.uniform(1.0, 8.0))
+            writer.kill()
+            writer.wait(timeout=60)
+            log.append(f"{truth.run}: killed at attempt {attempt + 1}")
+            continue
+        out, _ = writer.communicate(timeout=600)
+        assert writer.returncode == 0, f"{truth.run}: the last ingest exited {writer.returncode}"
+        log.append(f"{truth.run}: {summary_of(out)}")
+
+
+def http_writer(topology: Topology, truth: Truth, failures: list[str]) -> None:
+    """Post the run in batches, to either web server, each until acknowledged (a client's
+    retries after a refused connection, a reset or a 5xx)."""
+    lines = truth.path.read_bytes().splitlines(keepends=True)
+    for n, start in enumerate(range(0, len(lines), HTTP_BATCH_LINES)):
+        batch = b"".join(lines[start : start + HTTP_BATCH_LINES])
+        for attempt in range(200):
+            urls = topology.web_urls()
+            request = urllib.request.Request(  # noqa: S310 - loopback only
+                urls[(n + attempt) % len(urls)] + "/api/ingest/agent-events",
+                data=batch,
+                method="POST",
+                headers={
+                    "Authorization": f"Bearer {topology.ingest_token}",
+                    "Content-Type": "application/x-ndjson",
+                },
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=120) as answer:  # noqa: S310
+                    if answer.status == 200:
+                        break
+            except urllib.error.HTTPError as exc:
+                failures.append(f"batch {n}: {exc.code}")
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+                failures.append(f"batch {n}: {exc}")
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"batch {n} never acknowledged: {failures[-3:]}")
+
+
+def tailed_writer(tail: Path, truth: Truth, pieces: int = 4) -> None:
+    """Append the run to a file in the tailed folder in pieces, as a live harness does."""
+    lines = truth.path.read_bytes().splitlines(keepends=True)
+    target = tail / truth.path.name
+    step = -(-len(lines) // pieces)
+    for start in range(0, len(lines), step):
+        with target.open("ab") as out:
+            out.write(b"".join(lines[start : start + step]))
+        time.sleep(2.0)
+
+
+def maintenance_loop(topology: Topology, stopping: threading.Event, ran: list[int]) -> None:
+    while not stopping.is_set():
+        done = topology.manage("maintain_warehouse", "--keep-days", "0", timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        ran.append(1)
+        stopping.wait(3.0)
+
+
+def faults_loop(
+    topology: Topology, stopping: threading.Event, kills: int, done: Counter[str]
+) -> None:
+    """kill -9 of a worker, a web server and beat, in turn at random moments, each
+    restarted after a pause; `kills` of each."""
+    rng = random.Random(23)
+    order = [name for _ in range(kills) for name in ("worker1", "web1", "beat", "worker2")]
+    for name in order:
+        if stopping.wait(rng.uniform(2.0, 6.0)):
+            return
+        topology.kill(name)
+        done[name] += 1
+        time.sleep(rng.uniform(0.5, 2.0))
+        topology.restart(name)
+
+
+def stored(run: str) -> dict[str, int]:
+    row = warehouse.fetch_one(
+        """
+        SELECT count(*) AS events,
+               count(DISTINCT agent) AS agents,
+               count(*) - count(DISTINCT (source, source_line)) AS lines_twice,
+               (SELECT count(*) FROM agent_rows WHERE run = $run) AS copies
+        FROM events WHERE run = $run
+        """,
+        {"run": run},
+    )
+    assert row is not None
+    return row
+
+
+def api_run(topology: Topology, run: str) -> dict[str, Any]:
+    request = urllib.request.Request(  # noqa: S310 - loopback only
+        f"{topology.web_urls()[0]}/api/runs?q={run}",
+        headers={"Authorization": f"Bearer {topology.read_token}"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310
+        found = [r for r in orjson.loads(answer.read()) if r["run"] == run]
+    assert len(found) == 1, found
+    return dict(found[0])
+
+
+def wait_for(run: str, events: int, seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if stored(run)["events"] >= events:
+            return
+        time.sleep(1.0)
+
+
+def one_round(topology: Topology, folder: Path, tail: Path, index: int) -> dict[str, Any]:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = [
+        Truth(folder, f"file-{index}-{n}", seed=100 * index + n, workers=25)
+        for n in range(FILE_WRITERS)
+    ]
+    posted = Truth(folder, f"http-{index}", seed=100 * index + 50, workers=15)
+    tailed = Truth(folder, f"tail-{index}", seed=100 * index + 60, workers=15)
+    log: list[str] = []
+    http_failures: list[str] = []
+    kills: Counter[str] = Counter()
+    maintained: list[int] = []
+    stopping = threading.Event()
+    with Readers(topology) as readers:
+        background = [
+            threading.Thread(target=maintenance_loop, args=(topology, stopping, maintained)),
+            threading.Thread(target=faults_loop, args=(topology, stopping, KILLS, kills)),
+        ]
+        writers = [
+            *(threading.Thread(target=file_writer, args=(topology, t, KILLS, log)) for t in files),
+            threading.Thread(target=http_writer, args=(topology, posted, http_failures)),
+            threading.Thread(target=tailed_writer, args=(tail, tailed)),
+        ]
+        for thread in [*background, *writers]:
+            thread.start()
+        for thread in writers:
+            thread.join(timeout=1200)
+        wait_for(tailed.run, tailed.events)
+        stopping.set()
+        for thread in background:
+            thread.join(timeout=600)
+    assert not any(t.is_alive() for t in [*writers, *background]), "a writer never finished"
+    for truth in [*files, posted, tailed]:
+        counted = stored(truth.run)
+        if truth is posted:
+            # Lines posted over HTTP are numbered within their request, not their run.
+            counted["lines_twice"] = 0
+        assert counted == {
+            "events": truth.events,
+            "agents": truth.agents,
+            "lines_twice": 0,
+            "copies": truth.events,
+        }, truth.run
+        listed = api_run(topology, truth.run)
+        assert (listed["events"], listed["commits"], listed["agents"]) == (
+            truth.events,
+            truth.commits,
+            truth.agents,
+        ), truth.run
+    assert sum(1 for line in log if "killed" in line) == FILE_WRITERS * KILLS
+    assert sum(kills.values()) > 0 and maintained
+    # Every answer a reader got was a 200; refused connections were to a killed server.
+    assert set(readers.answers) == {200}, readers.answers
+    ordered = sorted(readers.seconds)
+    return {
+        "answers": sum(readers.answers.values()),
+        "refused": readers.refused,
+        "p99_s": ordered[int(len(ordered) * 0.99)] if ordered else None,
+        "kills": dict(kills),
+        "http_retries": len(http_failures),
+        "maintenance_passes": len(maintained),
+    }
+
+
+def test_writers_and_faults_lose_nothing_and_count_nothing_twice(
+    topology: Topology, tmp_path: Path
+) -> None:
+    tail = tmp_path / "tail"
+    deadline = time.monotonic() + SOAK_MINUTES * 60
+    rounds = []
+    index = 0
+    while True:
+        rounds.append(one_round(topology, tmp_path / f"round-{index}", tail, index))
+        index += 1
+        if time.monotonic() >= deadline:
+            break
+    # What the rounds saw, for the soak's report (pytest -s prints it).
+    print(orjson.dumps({"rounds": rounds}).decode())
+    assert len(rounds) >= 1
