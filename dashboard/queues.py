@@ -32,7 +32,7 @@ def queue_lengths() -> dict[str, int] | None:
         with app.connection_for_read(
             transport_options=options, connect_timeout=BROKER_TIMEOUT_S
         ) as connection:
-            connection.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_S)
+            connection.ensure_connection(max_retries=0, timeout=BROKER_TIMEOUT_S)
             channel = connection.default_channel
             # `_size` is kombu's virtual transports' count of one queue (kombu pinned in
             # pyproject.toml): the one place that knows how each transport stores messages.
