@@ -4,6 +4,7 @@ Owns configuration only; defaults are the embedded, nothing-to-start setup.
 """
 
 import logging
+import os
 import secrets
 from pathlib import Path
 
@@ -29,6 +30,12 @@ from lib.bounds import MAX_BODY_BYTES
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = read_path("FLEETSCOPE_DATA_DIR", BASE_DIR / "var")
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# Fleetscope's own figures (GET /metrics, lib/process_metrics.py): every process of this
+# machine counts into memory-mapped files in this folder (prometheus_client's multiprocess
+# mode). Set here, before anything imports prometheus_client, which reads it once.
+FLEETSCOPE_METRICS_DIR = read_path("PROMETHEUS_MULTIPROC_DIR", DATA_DIR / "metrics")
+FLEETSCOPE_METRICS_DIR.mkdir(parents=True, exist_ok=True)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(FLEETSCOPE_METRICS_DIR)
 
 
 def _read_secret_key() -> str:
@@ -64,6 +71,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so a request's duration covers every other layer (dashboard/request_metrics.py).
+    "dashboard.request_metrics.RequestMetricsMiddleware",
     # First, so that every error under /api/ it sees, from any layer, is answered in JSON.
     "dashboard.api_answers.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",

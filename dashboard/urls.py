@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import otlp
+from dashboard import metrics, otlp
 from dashboard.api import api
 from dashboard.login import FleetscopeLoginView, protect_admin_login
 from dashboard.pages import alerts as alerts_pages
@@ -124,6 +124,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("preferences/time-zone/", set_time_zone, name="time-zone"),
     path("favicon.ico", favicon, name="favicon"),
+    # Fleetscope's own figures for Prometheus (dashboard/metrics.py): a token or a login.
+    path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
 ]

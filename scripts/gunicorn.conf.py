@@ -15,3 +15,19 @@ graceful_timeout = 5
 accesslog = "-"
 errorlog = "-"
 loglevel = "warning"
+
+
+# GET /metrics sums every process's counts from PROMETHEUS_MULTIPROC_DIR
+# (lib/process_metrics.py). The settings module sets that variable: imported here, in the
+# master, before prometheus_client is, so the workers forked from it count into the folder.
+def on_starting(server: object) -> None:
+    from dashboard import settings
+    from lib.process_metrics import remove_dead_processes
+
+    remove_dead_processes(settings.FLEETSCOPE_METRICS_DIR)
+
+
+def child_exit(server: object, worker: object) -> None:
+    from lib.process_metrics import process_exited
+
+    process_exited(worker.pid)  # type: ignore[attr-defined]

@@ -28,6 +28,8 @@ import duckdb
 import pyarrow as pa
 from django.conf import settings
 
+from lib.process_metrics import WRITE_CONFLICTS, WRITE_CONFLICTS_EXHAUSTED
+
 log = logging.getLogger(__name__)
 
 LAKE = "lake"
@@ -506,7 +508,9 @@ def retry_on_conflict(
             return work()
         except Conflict as exc:
             if attempt == attempts:
+                WRITE_CONFLICTS_EXHAUSTED.inc()
                 raise WarehouseError(f"warehouse write kept conflicting: {exc}") from exc
+            WRITE_CONFLICTS.inc()
             log.warning("warehouse write conflict (attempt %d): %s", attempt, exc)
         except WarehouseBroken as exc:
             if attempt == attempts:

@@ -206,11 +206,11 @@ def _ingest_pass(
                 in_flight[1].cancel()
     broken = {f.file for f in summary.failed}
     readable_logs = [log for log in logs if str(log.path) not in broken]
-    summary.pending_bytes = _pending(readable_logs, reached, read_positions(source_kind))
+    summary.pending_bytes = pending_bytes(readable_logs, reached, read_positions(source_kind))
     return summary
 
 
-def _pending(
+def pending_bytes(
     logs: list[files.LogFile], reached: dict[str, Position], stored: dict[str, Position]
 ) -> int:
     """Bytes after the last complete line of each file (a line still being written)."""
