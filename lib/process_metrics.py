@@ -31,6 +31,11 @@ WRITE_CONFLICTS_EXHAUSTED = Counter(
     "fleetscope_warehouse_write_conflicts_exhausted",
     "Warehouse writes that still conflicted after their last attempt (raised, nothing applied).",
 )
+WAREHOUSE_REOPENED = Counter(
+    "fleetscope_warehouse_reopened",
+    "Times a process dropped its warehouse handle after DuckDB broke (INTERNAL or FATAL) "
+    "and opened a new one.",
+)
 HTTP_REQUEST_DURATION = Histogram(
     "fleetscope_http_request_duration_seconds",
     "Time from the request reaching Django to its answer, by route pattern, method and "

@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 from django.conf import settings
 
-from lib.process_metrics import WRITE_CONFLICTS, WRITE_CONFLICTS_EXHAUSTED
+from lib.process_metrics import WAREHOUSE_REOPENED, WRITE_CONFLICTS, WRITE_CONFLICTS_EXHAUSTED
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +305,7 @@ def _discard(root: duckdb.DuckDBPyConnection | None) -> None:
                 log.debug("closing a broken warehouse handle raised", exc_info=True)
             _database = None
             _database_pid = None
+            WAREHOUSE_REOPENED.inc()
 
 
 def _broken(exc: duckdb.Error, root: duckdb.DuckDBPyConnection | None) -> bool:

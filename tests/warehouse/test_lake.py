@@ -153,10 +153,13 @@ def test_a_read_on_a_broken_handle_is_run_again_on_a_new_one(
     lake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = warehouse.lake._root()
+    reopened = warehouse.lake.WAREHOUSE_REOPENED._value.get()
     failures = breaking(monkeypatch, "SELECT 40 + 2", times=1)
     assert warehouse.fetch_one("SELECT 40 + 2 AS n") == {"n": 42}
     assert len(failures) == 1
     assert warehouse.lake._root() is not before  # the broken handle was dropped
+    # and counted, for /metrics
+    assert warehouse.lake.WAREHOUSE_REOPENED._value.get() == reopened + 1
 
 
 def test_a_read_broken_twice_is_a_one_line_warehouse_error(
