@@ -73,8 +73,9 @@ class WarehouseError(RuntimeError):
 
 class WarehouseBroken(WarehouseError):
     """DuckDB failed one of its own checks (INTERNAL) or refuses every statement since one
-    (FATAL): the process's handle was dropped, the next statement opens a new one; the
-    work that raised this is safe to run again (write and retry_on_conflict do)."""
+    (FATAL): the process's handle was dropped, the next statement opens a new one; or a
+    data file the work's snapshot named was deleted by maintenance meanwhile. The work that
+    raised this is safe to run again (write and retry_on_conflict do)."""
 
 
 class NotMigrated(WarehouseError):
@@ -308,6 +309,16 @@ def _discard(root: duckdb.DuckDBPyConnection | None) -> None:
             WAREHOUSE_REOPENED.inc()
 
 
+def _stale(exc: duckdb.Error) -> bool:
+    """Whether `exc` is a read of a data file its snapshot named and maintenance (of any
+    process) has deleted since: run again, the work reads a newer snapshot. Found by
+    tests/production/test_faults.py: S3's 404 under `maintain_warehouse --keep-days 0`."""
+    if not isinstance(exc, duckdb.HTTPException | duckdb.IOException):
+        return False
+    text = str(exc)
+    return "404" in text or "No such file" in text
+
+
 def _broken(exc: duckdb.Error, root: duckdb.DuckDBPyConnection | None) -> bool:
     """Whether `exc` means the handle `root` is unusable: DuckDB broke, or another thread
     found it broken and closed it under this one."""
@@ -350,12 +361,14 @@ def _read(
             cur.execute(sql, params or [])
             return take(cur)
         except duckdb.Error as exc:
-            if not _broken(exc, root):
+            stale = _stale(exc)
+            if not stale and not _broken(exc, root):
                 raise _explained(exc) from exc
-            _discard(root)
+            if not stale:
+                _discard(root)
             if getattr(_local, "in_transaction", False) or attempt == 2:
                 raise WarehouseBroken(f"the warehouse failed a read: {_first_line(exc)}") from exc
-            log.warning("warehouse handle broken during a read, reopened: %s", exc)
+            log.warning("warehouse read failed, run again: %s", _first_line(exc))
     raise AssertionError("unreachable")
 
 
@@ -458,6 +471,8 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
             cur.execute("COMMIT")
         except duckdb.Error as exc:
             _rollback(cur)
+            if _stale(exc):
+                raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc
             if _broken(exc, root):
                 _discard(root)
                 raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc

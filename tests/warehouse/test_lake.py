@@ -123,6 +123,37 @@ def test_work_that_conflicts_twice_runs_three_times_with_doubling_pauses(
     assert reread == [1, 2]  # after each pause, before the next run
 
 
+class StaleCursor:
+    """A real cursor whose first statement matching `breaks` reads a file maintenance has
+    deleted since its snapshot (S3's 404, seen on the production topology)."""
+
+    def __init__(self, real: Any, breaks: str, failures: list[str]) -> None:
+        self.real, self.breaks, self.failures = real, breaks, failures
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.breaks in sql and not self.failures:
+            self.failures.append(sql)
+            raise duckdb.HTTPException("HTTP Error: HTTP GET error reading 'x.parquet' (HTTP 404)")
+        return self.real.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_read_of_a_file_deleted_since_its_snapshot_is_run_again_on_the_same_handle(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = warehouse.lake._root()
+    failures: list[str] = []
+    real_cursor = warehouse.lake.cursor
+    monkeypatch.setattr(
+        warehouse.lake, "cursor", lambda: StaleCursor(real_cursor(), "SELECT 6 * 7", failures)
+    )
+    assert warehouse.fetch_one("SELECT 6 * 7 AS n") == {"n": 42}
+    assert len(failures) == 1
+    assert warehouse.lake._root() is before  # nothing broke: the handle stays
+
+
 class BreakingCursor:
     """A real cursor whose statements matching `breaks` raise DuckDB's INTERNAL error (as
     DuckLake's inlined-data reader did under concurrent maintenance) the first `times`."""
