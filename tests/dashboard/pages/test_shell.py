@@ -46,7 +46,10 @@ PHONE = {"width": 375, "height": 800}
 # longest word (text between spaces, hyphens and slashes: where a name may wrap) is
 # shorter; the runs table used to give a run name one letter per line.
 FEW_CHARACTERS = 6
+# A cell inside a visually hidden box (clipped to 1 px, kept for screen readers) is not squeezed.
 SQUEEZED_CELLS = """few => [...document.querySelectorAll('td, th')].filter(c => c.offsetParent !== null)
+  .filter(c => { for (let e = c; e; e = e.parentElement) { if (getComputedStyle(e).clipPath !== 'none'
+    && e.getBoundingClientRect().width <= 1) return false; } return true; })
   .map(c => { const s = getComputedStyle(c), text = c.innerText.trim();
     const word = Math.max(0, ...text.split(/[\\s\\-\\/]+/).map(w => w.length));
     const inner = c.getBoundingClientRect().width - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);

@@ -50,8 +50,8 @@ def test_ingest_before_migrate_says_what_to_run_and_migrate_makes_it_work(tmp_pa
     migrated = _manage(data_dir, "migrate", "--noinput")
     assert migrated.returncode == 0, migrated.stderr
     assert migrated.stdout.strip().endswith(
-        "applied warehouse migrations [1, 2, 100, 101, 200, 300, 301, 302, 500, 501, 510, 600];"
-        " schema version 600"
+        "applied warehouse migrations [1, 2, 100, 101, 200, 300, 301, 302, 500, 501, 510, 600, 700,"
+        " 701]; schema version 701"
     )
     # The new database holds the shipped list prices, one row per entry of the file.
     entries = orjson.loads(SHIPPED_PRICES.read_bytes())["prices"]
@@ -65,7 +65,7 @@ def test_ingest_before_migrate_says_what_to_run_and_migrate_makes_it_work(tmp_pa
     assert orjson.loads(after.stdout.splitlines()[-1])["accepted"] == 1
 
     again = _manage(data_dir, "migrate_warehouse")
-    assert again.stdout.strip() == "warehouse is up to date at schema version 600"
+    assert again.stdout.strip() == "warehouse is up to date at schema version 701"
 
 
 def test_a_migrate_that_only_plans_leaves_the_warehouse_alone(tmp_path: Path) -> None:
