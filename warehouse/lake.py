@@ -13,13 +13,14 @@ loads in ingest/pipelines/.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.util
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -185,24 +186,8 @@ def _open_database() -> duckdb.DuckDBPyConnection:
         config["threads"] = settings.FLEETSCOPE_DUCKDB_THREADS
     con = duckdb.connect(":memory:", config=config)
     try:
-        url = settings.FLEETSCOPE_WAREHOUSE
-        data_path = settings.FLEETSCOPE_WAREHOUSE_DATA
-        needed = _needed_extensions(url, data_path)
-        for name, path in _link_extensions().items():
-            if name in needed:
-                con.execute(f"LOAD '{path}'")
         con.execute("SET TimeZone = 'UTC'")
-        catalog_file = _sqlite_catalog_path(url)
-        if catalog_file is not None:
-            _prepare_sqlite_catalog(catalog_file)
-        if data_path.startswith("s3://"):
-            _create_s3_secret(con)
-        else:
-            Path(data_path).mkdir(parents=True, exist_ok=True)
-        con.execute(
-            f"ATTACH {literal(url)} AS {LAKE} "
-            f"(DATA_PATH {literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d})"
-        )
+        _attach(con, settings.FLEETSCOPE_WAREHOUSE, settings.FLEETSCOPE_WAREHOUSE_DATA, LAKE)
         con.execute(f"USE {LAKE}")
     except duckdb.Error as exc:
         con.close()
@@ -210,6 +195,41 @@ def _open_database() -> duckdb.DuckDBPyConnection:
             f"cannot open the warehouse {settings.FLEETSCOPE_WAREHOUSE}: {exc}"
         ) from exc
     return con
+
+
+def _attach(
+    con: duckdb.DuckDBPyConnection, url: str, data_path: str, alias: str, *, read_only: bool = False
+) -> None:
+    """Attach the DuckLake at `url` (its data at `data_path`) as `alias`, loading the
+    extensions it needs first."""
+    needed = _needed_extensions(url, data_path)
+    for name, path in _link_extensions().items():
+        if name in needed:
+            con.execute(f"LOAD '{path}'")
+    catalog_file = _sqlite_catalog_path(url)
+    if catalog_file is not None:
+        _prepare_sqlite_catalog(catalog_file)
+    if data_path.startswith("s3://"):
+        _create_s3_secret(con)
+    elif not read_only:
+        Path(data_path).mkdir(parents=True, exist_ok=True)
+    options = f"DATA_PATH {literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d}"
+    con.execute(f"ATTACH {literal(url)} AS {alias} ({options}{', READ_ONLY' if read_only else ''})")
+
+
+@contextmanager
+def attached_read_only(url: str, data_path: str, alias: str) -> Iterator[None]:
+    """Another DuckLake attached beside this process's warehouse as `alias`, read only,
+    while the block runs (copying one warehouse into another: warehouse.copy)."""
+    cur = cursor()
+    try:
+        _attach(cur, url, data_path, alias, read_only=True)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"cannot open the warehouse {url}: {_first_line(exc)}") from exc
+    try:
+        yield
+    finally:
+        cur.execute(f"DETACH {alias}")
 
 
 def literal(value: str) -> str:
@@ -424,6 +444,84 @@ def _writer_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# --- claims: one writer at a time per key, across processes ------------------------------
+
+# How long a claim waits for another writer of the same key before giving up.
+CLAIM_WAIT_SECONDS = 300
+
+
+def _claim_key(key: str) -> int:
+    """A stable signed 64-bit number for `key` (PostgreSQL's advisory lock key)."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def _claims_connection() -> Any:
+    """This thread's PostgreSQL session for claims, on the lake's catalog server."""
+    import psycopg  # only with a PostgreSQL catalog
+
+    con = getattr(_local, "claims", None)
+    if con is None or con.closed or con.broken:
+        dsn = settings.FLEETSCOPE_WAREHOUSE.removeprefix("ducklake:postgres:")
+        con = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+        con.execute(f"SET lock_timeout = '{CLAIM_WAIT_SECONDS:d}s'")
+        _local.claims = con
+    return con
+
+
+def claim(keys: Iterable[str]) -> bool:
+    """Hold `keys` for this thread's transaction, until it commits or rolls back: a writer
+    of another process claiming one of them waits meanwhile. For what DuckLake's conflict
+    check misses: two transactions that each read a source's position and only append
+    rows both commit, and the same lines are loaded twice (found by the faults test: two
+    workers tailing one folder). With the embedded catalog the writer lock already allows
+    one writer at a time, and nothing is claimed: False. With a PostgreSQL catalog the
+    keys become advisory locks of a session of this thread's (a process killed mid-way
+    loses its session, and its locks with it): True, and the caller must read what the
+    keys guard afresh (separate_cursor), as the transaction's snapshot may predate the
+    claim."""
+    if is_embedded():
+        return False
+    if not getattr(_local, "in_transaction", False):
+        raise WarehouseError("claim() holds keys for a transaction: call it inside one")
+    import psycopg
+
+    numbers = sorted({_claim_key(k) for k in keys})  # one order for all: no deadlock
+    try:
+        _claims_connection().execute(
+            "SELECT pg_advisory_lock(k) FROM unnest(%s::bigint[]) AS k", [numbers]
+        )
+    except psycopg.errors.LockNotAvailable as exc:
+        raise WarehouseError(
+            f"another writer held the same source for {CLAIM_WAIT_SECONDS} s"
+        ) from exc
+    except psycopg.Error as exc:
+        _drop_claims()
+        raise WarehouseBroken(
+            f"the warehouse's catalog refused a claim: {_first_line(exc)}"
+        ) from exc
+    _local.claimed = True
+    return True
+
+
+def _drop_claims() -> None:
+    con = getattr(_local, "claims", None)
+    _local.claims = None
+    if con is not None:
+        con.close()  # its session ends, and every lock it held
+
+
+def _release_claims() -> None:
+    if not getattr(_local, "claimed", False):
+        return
+    _local.claimed = False
+    import psycopg
+
+    try:
+        _local.claims.execute("SELECT pg_advisory_unlock_all()")
+    except psycopg.Error:
+        _drop_claims()
+
+
 # Run once per process by its first writer, holding the writer lock, before its first
 # transaction (warehouse.data_files registers the removal of files no transaction will
 # commit). Per pid: a forked worker is a writer of its own.
@@ -482,6 +580,7 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
             raise
         finally:
             _local.in_transaction = False
+            _release_claims()  # after the commit: a writer waiting reads what it wrote
 
 
 def _rollback(cur: duckdb.DuckDBPyConnection) -> None:

@@ -9,6 +9,8 @@ other files are still loaded.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -107,8 +109,32 @@ def read_positions(source_kind: str) -> dict[str, Position]:
     }
 
 
+def _claim_key(source_kind: str, source: str) -> str:
+    return f"read_position\0{source_kind}\0{source}"
+
+
+@contextmanager
+def _positions_cursor(
+    cur: warehouse.Cursor, source_kind: str, sources: Iterable[str]
+) -> Iterator[warehouse.Cursor]:
+    """Where to read these sources' stored positions inside the caller's transaction,
+    having claimed them (warehouse.claim) till it ends: the transaction itself with the
+    embedded catalog's one writer; with a PostgreSQL catalog a cursor that reads the newest
+    snapshot, as the transaction's may predate the claim and miss the position another
+    writer committed just before it."""
+    if not warehouse.claim(_claim_key(source_kind, s) for s in sources):
+        yield cur
+        return
+    fresh = warehouse.separate_cursor()
+    try:
+        yield fresh
+    finally:
+        fresh.close()
+
+
 def _position_in(cur: warehouse.Cursor, source_kind: str, source: str) -> Position | None:
-    row = cur.execute(LATEST_POSITION_SQL, [source_kind, source]).fetchone()
+    with _positions_cursor(cur, source_kind, [source]) as reader:
+        row = reader.execute(LATEST_POSITION_SQL, [source_kind, source]).fetchone()
     return None if row is None else Position(row[0], int(row[1]), int(row[2]))
 
 
@@ -151,13 +177,13 @@ INSERT INTO read_positions (source_kind, source, file_key, byte_offset, line_no,
 SELECT ?, source, file_key, byte_offset, line_no, ? FROM position_moves
 """
 
-# The stored positions of the sources in `position_moves`.
+# The stored positions of the sources in the list bound second.
 MOVED_POSITIONS_SQL = """
 SELECT source, arg_max(file_key, committed_at) AS file_key,
        arg_max(byte_offset, committed_at) AS byte_offset,
        arg_max(line_no, committed_at) AS line_no
 FROM read_positions
-WHERE source_kind = ? AND source IN (SELECT source FROM position_moves)
+WHERE source_kind = ? AND source IN (SELECT unnest(?::VARCHAR[]))
 GROUP BY source
 """
 
@@ -181,10 +207,11 @@ def advance_positions(
     )
     cur.register("position_moves", table)
     try:
-        stored = {
-            row[0]: Position(row[1], int(row[2]), int(row[3]))
-            for row in cur.execute(MOVED_POSITIONS_SQL, [source_kind]).fetchall()
-        }
+        with _positions_cursor(cur, source_kind, [m[0] for m in moves]) as reader:
+            rows = reader.execute(
+                MOVED_POSITIONS_SQL, [source_kind, [m[0] for m in moves]]
+            ).fetchall()
+        stored = {row[0]: Position(row[1], int(row[2]), int(row[3])) for row in rows}
         for source, expected, _ in moves:
             if stored.get(source) != expected:
                 raise PositionMoved(source)

@@ -1,0 +1,131 @@
+"""Two writers of one source on a PostgreSQL catalog: DuckLake lets two transactions that
+only append rows both commit, so each must claim the source's read position and read it
+afresh (ingest/pipelines/loading.py, warehouse.claim). Found by the faults test: two
+workers tailing one folder loaded the same lines twice."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import warehouse
+from ingest.pipelines.loading import (
+    Position,
+    PositionMoved,
+    advance_position,
+    advance_positions,
+    check_position,
+)
+from tests import services
+
+KIND = "agent_events"
+FIRST = Position("key-a", 10, 1)
+SECOND = Position("key-a", 20, 2)
+
+
+@pytest.fixture
+def postgres_lake(tmp_path: Path, settings: object) -> Iterator[None]:
+    with services.postgres() as dsn:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = f"{tmp_path / 'lake'}/"  # type: ignore[attr-defined]
+        try:
+            warehouse.migrate()
+            yield
+        finally:
+            warehouse.close()
+
+
+def _in_other_thread(work: object) -> None:
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()  # type: ignore[operator]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failed.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and not failed, failed
+
+
+def _positions_stored() -> int:
+    row = warehouse.fetch_one("SELECT count(*) AS n FROM read_positions WHERE source = 'a'")
+    return int(row["n"]) if row else 0
+
+
+def test_a_position_committed_after_the_transactions_snapshot_is_seen(
+    postgres_lake: None,
+) -> None:
+    with warehouse.transaction() as cur:
+        cur.execute("SELECT count(*) FROM events").fetchone()  # the snapshot is taken
+        # Another writer commits the source's first position meanwhile.
+        _in_other_thread(
+            lambda: warehouse.write(lambda c: advance_position(c, KIND, "a", None, FIRST))
+        )
+        # The transaction's snapshot still says "no position": read from it, this load
+        # would go on and store the same lines again.
+        assert cur.execute("SELECT count(*) FROM read_positions").fetchone() == (0,)
+        with pytest.raises(PositionMoved):
+            check_position(cur, KIND, "a", None)
+    with warehouse.transaction() as cur:
+        cur.execute("SELECT count(*) FROM events").fetchone()
+        _in_other_thread(
+            lambda: warehouse.write(lambda c: advance_positions(c, KIND, [("a", FIRST, SECOND)]))
+        )
+        with pytest.raises(PositionMoved):
+            advance_positions(cur, KIND, [("a", FIRST, Position("key-a", 30, 3))])
+    assert _positions_stored() == 2
+
+
+def test_a_second_writer_of_the_source_waits_for_the_first_to_commit(
+    postgres_lake: None,
+) -> None:
+    claimed, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def first() -> None:
+        with warehouse.transaction() as cur:
+            advance_position(cur, KIND, "a", None, FIRST)
+            claimed.set()
+            release.wait(30)
+            order.append("first commits")
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    assert claimed.wait(30)
+
+    def second() -> None:
+        with warehouse.transaction() as cur:
+            order.append("second claims")
+            # Waits for the first's commit, then reads its position: not None any more.
+            with pytest.raises(PositionMoved):
+                check_position(cur, KIND, "a", None)
+            check_position(cur, KIND, "a", FIRST)
+            order.append("second read the first's position")
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    waiter.join(timeout=1)
+    assert waiter.is_alive()  # waiting on the claim
+    release.set()
+    holder.join(timeout=30)
+    waiter.join(timeout=30)
+    assert order == ["second claims", "first commits", "second read the first's position"]
+    assert _positions_stored() == 1
+
+
+def test_a_claim_outside_a_transaction_is_refused(postgres_lake: None) -> None:
+    with pytest.raises(warehouse.WarehouseError, match="inside one"):
+        warehouse.claim(["x"])
+
+
+def test_the_embedded_catalog_claims_nothing(lake: Path) -> None:
+    # Its writer lock lets one writer in at a time already.
+    with warehouse.transaction():
+        assert warehouse.claim(["x"]) is False
