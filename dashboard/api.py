@@ -1,9 +1,12 @@
 """The NinjaAPI: gathers each app's router, maps domain errors to HTTP answers in one place
 (how answers are rendered and ninja's own errors worded: dashboard/api_answers.py)."""
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError as DatabaseInterfaceError
+from django.db import OperationalError as DatabaseOperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import ValidationError
@@ -72,6 +75,7 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 
 RETRY_AFTER_SECONDS = "5"
+logger = logging.getLogger(__name__)
 
 
 @api.exception_handler(warehouse.WarehouseError)
@@ -81,6 +85,19 @@ def _warehouse_down(request: HttpRequest, exc: warehouse.WarehouseError) -> Http
         # Unreachable or broken for now (a catalog restarting, a handle reopened): a
         # client may try again; a warehouse never migrated waits for its operator.
         answer["Retry-After"] = RETRY_AFTER_SECONDS
+    return answer
+
+
+@api.exception_handler(DatabaseOperationalError)
+@api.exception_handler(DatabaseInterfaceError)
+def _web_database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Django's database (users, tokens, rules) out of reach: PostgreSQL restarting, the
+    # network down. Django connects again on a later request; the client may try again.
+    logger.warning("%s %s: the web database is unreachable: %s", request.method, request.path, exc)
+    answer = api.create_response(
+        request, {"detail": "the web database is unreachable; try again shortly"}, status=503
+    )
+    answer["Retry-After"] = RETRY_AFTER_SECONDS
     return answer
 
 

@@ -40,6 +40,34 @@ def _postgres_bin(name: str) -> str:
     return str(found[-1])
 
 
+# dsn -> (command prefix, data folder, server options, log) of each running cluster.
+_clusters: dict[str, tuple[list[str], Path, str, Path]] = {}
+
+
+def stop_postgres(dsn: str) -> None:
+    """Stop the cluster of `dsn` at once (as a crash would: `-m immediate`)."""
+    as_user, data, _, _ = _clusters[dsn]
+    subprocess.run(
+        [*as_user, _postgres_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def start_postgres(dsn: str) -> None:
+    """Start the stopped cluster of `dsn` again, on the same port."""
+    as_user, data, options, log = _clusters[dsn]
+    start = ["-D", str(data), "-o", options, "-l", str(log), "-w", "start"]
+    subprocess.run(
+        [*as_user, _postgres_bin("pg_ctl"), *start],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
 @contextmanager
 def postgres() -> Iterator[str]:
     """A throwaway PostgreSQL cluster; yields a libpq DSN. As root, it runs as `postgres`
@@ -81,9 +109,12 @@ def postgres() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
         timeout=60,
     )
+    dsn = f"dbname=postgres host=127.0.0.1 port={port} user={user}"
+    _clusters[dsn] = (as_user, data, options, log)
     try:
-        yield f"dbname=postgres host=127.0.0.1 port={port} user={user}"
+        yield dsn
     finally:
+        _clusters.pop(dsn, None)
         subprocess.run(
             [*as_user, _postgres_bin("pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
             check=False,

@@ -79,6 +79,12 @@ class WarehouseBroken(WarehouseError):
     raised this is safe to run again (write and retry_on_conflict do)."""
 
 
+class WarehouseUnreachable(WarehouseError):
+    """The catalog's server could not be reached (PostgreSQL restarting, the network
+    down): nothing was read or written; the same work succeeds once it is back (DuckDB
+    connects again by itself)."""
+
+
 class NotMigrated(WarehouseError):
     """The warehouse lacks tables or changes its schema has: the message names the data dir
     and the command to run (warehouse.migrations says what is missing)."""
@@ -339,6 +345,32 @@ def _stale(exc: duckdb.Error) -> bool:
     return "404" in text or "No such file" in text
 
 
+# What DuckDB's postgres scanner says when the catalog's server is down or went away.
+_UNREACHABLE_TEXTS = (
+    "Unable to connect to Postgres",
+    "connection to server at",
+    "server closed the connection",
+    "terminating connection",
+    "no connection to the server",
+    "Connection refused",
+)
+
+
+def _unreachable(exc: duckdb.Error) -> bool:
+    """Whether `exc` is the catalog's server being out of reach (tests/production:
+    PostgreSQL restarted under load)."""
+    if not isinstance(exc, duckdb.IOException | duckdb.ConnectionException):
+        return False
+    text = str(exc)
+    return any(part in text for part in _UNREACHABLE_TEXTS)
+
+
+def _unreachable_error(exc: duckdb.Error) -> WarehouseUnreachable:
+    error = WarehouseUnreachable(f"the warehouse's catalog is unreachable: {_first_line(exc)}")
+    error.__cause__ = exc
+    return error
+
+
 def _broken(exc: duckdb.Error, root: duckdb.DuckDBPyConnection | None) -> bool:
     """Whether `exc` means the handle `root` is unusable: DuckDB broke, or another thread
     found it broken and closed it under this one."""
@@ -381,6 +413,8 @@ def _read(
             cur.execute(sql, params or [])
             return take(cur)
         except duckdb.Error as exc:
+            if _unreachable(exc):
+                raise _unreachable_error(exc) from exc
             stale = _stale(exc)
             if not stale and not _broken(exc, root):
                 raise _explained(exc) from exc
@@ -559,6 +593,8 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
             _start_writer(cur)
             cur.execute("BEGIN TRANSACTION")
         except duckdb.Error as exc:
+            if _unreachable(exc):
+                raise _unreachable_error(exc) from exc
             if _broken(exc, root):
                 _discard(root)
                 raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc
@@ -569,6 +605,8 @@ def transaction() -> Iterator[duckdb.DuckDBPyConnection]:
             cur.execute("COMMIT")
         except duckdb.Error as exc:
             _rollback(cur)
+            if _unreachable(exc):
+                raise _unreachable_error(exc) from exc
             if _stale(exc):
                 raise WarehouseBroken(f"the warehouse failed a write: {_first_line(exc)}") from exc
             if _broken(exc, root):

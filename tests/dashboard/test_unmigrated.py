@@ -55,3 +55,19 @@ def test_a_warehouse_failing_for_now_is_a_503_to_retry_after_5_seconds(
     answer = client.get("/api/runs", headers=auth_headers)
     assert (answer.status_code, answer["Retry-After"]) == (503, "5")
     assert answer.json() == {"detail": "the warehouse failed a read: INTERNAL Error: x"}
+
+
+def test_the_web_database_out_of_reach_is_a_503_to_retry(
+    client: Client, auth_headers: dict[str, str], lake: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import OperationalError
+
+    from dashboard.models import ApiToken
+
+    def unreachable(token: str) -> None:
+        raise OperationalError('connection to server at "127.0.0.1", port 5432 failed')
+
+    monkeypatch.setattr(ApiToken, "authenticate", unreachable)
+    answer = client.get("/api/runs", headers=auth_headers)
+    assert (answer.status_code, answer["Retry-After"]) == (503, "5")
+    assert answer.json() == {"detail": "the web database is unreachable; try again shortly"}

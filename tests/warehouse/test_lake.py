@@ -325,6 +325,30 @@ def test_a_postgres_catalog_takes_staged_files_as_they_are(
             warehouse.close()
 
 
+def test_a_catalog_server_down_is_unreachable_for_now_and_back_by_itself(
+    tmp_path: Path, settings: object
+) -> None:
+    with services.postgres() as dsn:
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = f"ducklake:postgres:{dsn}"  # type: ignore[attr-defined]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = f"{tmp_path / 'lake'}/"  # type: ignore[attr-defined]
+        try:
+            warehouse.migrate()
+            ingest_body(EVENTS)
+            services.stop_postgres(dsn)
+            with pytest.raises(warehouse.WarehouseUnreachable, match="catalog is unreachable"):
+                warehouse.fetch_one("SELECT count(*) AS n FROM events")
+            with pytest.raises(warehouse.WarehouseUnreachable):
+                ingest_body(EVENTS.replace(b'"agent":"w', b'"agent":"v'))
+            services.start_postgres(dsn)
+            # The same handle reads and writes again; the failed load stored nothing.
+            assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 120}
+            assert ingest_body(EVENTS.replace(b'"agent":"w', b'"agent":"v')).accepted == 120
+            assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 240}
+        finally:
+            warehouse.close()
+
+
 def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: object) -> None:
     assert not warehouse.is_embedded()
     warehouse.migrate()

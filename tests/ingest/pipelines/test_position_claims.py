@@ -45,7 +45,7 @@ def _in_other_thread(work: object) -> None:
     def run() -> None:
         try:
             work()  # type: ignore[operator]
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             failed.append(exc)
 
     thread = threading.Thread(target=run)

@@ -102,7 +102,7 @@ def test_the_embedded_lake_moves_to_postgres_and_s3_and_backs_up_and_restores(
 
     # Copying into a lake that holds rows is refused, and changes nothing there.
     _use(settings, *embedded)
-    with pytest.raises(CommandError, match="already holds .* rows of .*: copy into an empty"):
+    with pytest.raises(CommandError, match=r"already holds .* rows of .*: copy into an empty"):
         call_command("copy_warehouse", "--to", production[0], "--to-data", production[1])
 
     # Back up the production lake into a folder, as of one snapshot ...
