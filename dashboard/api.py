@@ -103,6 +103,9 @@ def _web_database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
 
 @api.exception_handler(Exception)
 def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    known = warehouse.lake.explain_unexpected(exc)
+    if known is not None:  # a statement run on a cursor directly (a load's staging)
+        return _warehouse_down(request, known)
     status, detail = unexpected_detail(request, exc)
     return api.create_response(request, {"detail": detail}, status=status)
 

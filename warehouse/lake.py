@@ -358,15 +358,21 @@ _UNREACHABLE_TEXTS = (
 
 def _unreachable(exc: duckdb.Error) -> bool:
     """Whether `exc` is the catalog's server being out of reach (tests/production:
-    PostgreSQL restarted under load)."""
-    if not isinstance(exc, duckdb.IOException | duckdb.ConnectionException):
-        return False
+    PostgreSQL restarted under load). A COMMIT it answered so may or may not have been
+    applied: the work is not run again here; its caller's next run finds out (a load's
+    read position, an HTTP batch's content keys)."""
+    # Of any class: a plain Error for a catalog read, TransactionException for a COMMIT.
     text = str(exc)
     return any(part in text for part in _UNREACHABLE_TEXTS)
 
 
+def _aborted(exc: duckdb.Error) -> bool:
+    """Whether the cursor is still in a transaction a failed statement aborted."""
+    return "Current transaction is aborted" in str(exc)
+
+
 def _unreachable_error(exc: duckdb.Error) -> WarehouseUnreachable:
-    error = WarehouseUnreachable(f"the warehouse's catalog is unreachable: {_first_line(exc)}")
+    error = WarehouseUnreachable(f"the warehouse is unreachable: {_first_line(exc)}")
     error.__cause__ = exc
     return error
 
@@ -375,6 +381,10 @@ def _broken(exc: duckdb.Error, root: duckdb.DuckDBPyConnection | None) -> bool:
     """Whether `exc` means the handle `root` is unusable: DuckDB broke, or another thread
     found it broken and closed it under this one."""
     if isinstance(exc, _BROKEN):
+        return True
+    if "database has been invalidated" in str(exc):
+        # The FATAL error of a statement that was under way on another thread when the
+        # handle broke, as DuckDB words it for a result fetched meanwhile (InvalidInput).
         return True
     return isinstance(exc, duckdb.ConnectionException) and root is not _database
 
@@ -398,15 +408,20 @@ def close() -> None:
 # --- reading -----------------------------------------------------------------------------
 
 
+READ_ATTEMPTS = 4
+
+
 def _read(
     sql: str,
     params: Sequence[Any] | dict[str, Any] | None,
     take: Callable[[duckdb.DuckDBPyConnection], T],
 ) -> T:
     """Run a read and `take` its answer. A broken handle (_broken) is dropped and the read
-    run once more on a new one; inside a transaction it is not run again here: the
-    transaction's work is (transaction, retry_on_conflict)."""
-    for attempt in (1, 2):
+    run again on a new one, up to READ_ATTEMPTS times in all, after a pause that doubles
+    from 0.05 s (DuckLake's INTERNAL error under maintenance in another process can recur
+    at once); inside a transaction it is not run again here: the transaction's work is
+    (transaction, retry_on_conflict)."""
+    for attempt in range(1, READ_ATTEMPTS + 1):
         cur = cursor()
         root = getattr(_local, "root", None)
         try:
@@ -415,14 +430,19 @@ def _read(
         except duckdb.Error as exc:
             if _unreachable(exc):
                 raise _unreachable_error(exc) from exc
-            stale = _stale(exc)
+            inside = getattr(_local, "in_transaction", False)
+            aborted = _aborted(exc) and not inside
+            if aborted:
+                _reset_cursor()  # left so by a statement that failed mid-way: run again
+            stale = aborted or _stale(exc)
             if not stale and not _broken(exc, root):
                 raise _explained(exc) from exc
             if not stale:
                 _discard(root)
-            if getattr(_local, "in_transaction", False) or attempt == 2:
+            if inside or attempt == READ_ATTEMPTS:
                 raise WarehouseBroken(f"the warehouse failed a read: {_first_line(exc)}") from exc
             log.warning("warehouse read failed, run again: %s", _first_line(exc))
+            time.sleep(0.05 * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
 
 
@@ -625,7 +645,31 @@ def _rollback(cur: duckdb.DuckDBPyConnection) -> None:
     try:
         cur.execute("ROLLBACK")
     except duckdb.Error:
+        # Left in its aborted transaction (the catalog's server gone), the cursor would
+        # refuse every later statement of this thread: a new one is made instead.
         log.debug("rollback after a failed transaction raised", exc_info=True)
+        _reset_cursor()
+
+
+def _reset_cursor() -> None:
+    """Drop this thread's cursor (and the views registered on it); the next statement
+    gets a new one on the same handle."""
+    cur = getattr(_local, "cursor", None)
+    _local.cursor = None
+    if cur is not None:
+        try:
+            cur.close()
+        except duckdb.Error:
+            log.debug("closing a cursor left in an aborted transaction raised", exc_info=True)
+
+
+def explain_unexpected(exc: BaseException) -> WarehouseError | None:
+    """The warehouse error that an exception raised by a statement run on a cursor
+    directly (not through fetch_* or transaction) stands for, if any: the catalog's server
+    out of reach, for a 503 to retry instead of a 500."""
+    if isinstance(exc, duckdb.Error) and _unreachable(exc):
+        return _unreachable_error(exc)
+    return None
 
 
 def write(work: Callable[[duckdb.DuckDBPyConnection], T], *, attempts: int = 5) -> T:

@@ -208,3 +208,27 @@ def test_a_body_growing_past_the_bound_is_refused_as_it_is_read(
     assert next(chunks) == b"67890"
     with pytest.raises(BodyTooLarge):
         next(chunks)
+
+
+def test_a_load_whose_catalog_server_went_away_is_a_503_to_retry(
+    client: Client, auth_headers: dict[str, str], lake: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from ingest.pipelines.agent_events import staging
+
+    def gone(*args: object, **kwargs: object) -> None:
+        # As DuckDB words it for a statement run on a cursor directly (a chunk's staging).
+        raise duckdb.BinderException(
+            "Binder Error: Failed to query most recent snapshot for DuckLake: Failed to "
+            "describe prepared statement: server closed the connection unexpectedly"
+        )
+
+    monkeypatch.setattr(staging.warehouse.data_files, "copy_to_parquet", gone)
+    answer = client.post(
+        EVENTS, jsonl(event(1)), content_type="application/x-ndjson", headers=auth_headers
+    )
+    assert (answer.status_code, answer["Retry-After"]) == (503, "5")
+    assert answer.json()["detail"].startswith("the warehouse is unreachable: Binder Error: ")
+    monkeypatch.undo()
+    assert stored_events() == 0

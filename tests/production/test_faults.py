@@ -22,110 +22,26 @@ import os
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
-from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
-import warehouse
-from ingest.synthetic import RunSpec, generate_run
-from tests.production.topology import Topology, production, summary_of
+from tests.production.topology import Topology, summary_of
+from tests.production.workload import (
+    Readers,
+    Truth,
+    api_run,
+    http_writer,
+    stored,
+    tailed_writer,
+    wait_for,
+)
 
 SOAK_MINUTES = float(os.environ.get("FLEETSCOPE_SOAK_MINUTES", "0"))
 KILLS = int(os.environ.get("FLEETSCOPE_SOAK_KILLS", "20" if SOAK_MINUTES else "2"))
 FILE_WRITERS = 3
-READERS = 8
-HTTP_BATCH_LINES = 400
-
-
-@pytest.fixture
-def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
-    tail = tmp_path / "tail"
-    tail.mkdir()
-    extra = {"FLEETSCOPE_TAIL_AGENT_EVENTS": str(tail), "FLEETSCOPE_TAIL_SECONDS": "1"}
-    with production(tmp_path / "topology", extra_env=extra) as running:
-        # This process reads the same lake, to count what the writers stored.
-        warehouse.close()
-        settings.FLEETSCOPE_WAREHOUSE = running.env["FLEETSCOPE_WAREHOUSE"]
-        settings.FLEETSCOPE_WAREHOUSE_DATA = running.env["FLEETSCOPE_WAREHOUSE_DATA"]
-        settings.FLEETSCOPE_S3_ENDPOINT = running.env["FLEETSCOPE_S3_ENDPOINT"]
-        settings.FLEETSCOPE_S3_KEY_ID = "testing"
-        settings.FLEETSCOPE_S3_SECRET = "testing"
-        settings.FLEETSCOPE_S3_USE_SSL = False
-        try:
-            yield running
-        finally:
-            warehouse.close()
-
-
-class Truth:
-    """What the generator wrote for one run: the counts the lake must hold once."""
-
-    def __init__(self, folder: Path, run: str, seed: int, workers: int) -> None:
-        self.run = run
-        self.path = folder / f"{run}.jsonl"
-        spec = RunSpec(run=run, seed=seed, hours=1.5, workers=workers, planners=2)
-        summary = generate_run(spec, self.path).summary(timedelta(minutes=30))
-        self.events = int(summary["accepted"])
-        self.commits = int(summary["commits"])
-        self.agents = int(summary["agents"])
-
-
-class Readers:
-    """Eight API clients reading across both web servers until stopped. A server that
-    is down (killed, not yet back) refuses the connection: the client goes on to the
-    other, as a load balancer would; every HTTP answer is recorded."""
-
-    def __init__(self, topology: Topology) -> None:
-        self.topology = topology
-        self.stopping = threading.Event()
-        self.answers: Counter[int] = Counter()
-        self.refused = 0
-        self.seconds: list[float] = []
-        self.lock = threading.Lock()
-        self.threads = [threading.Thread(target=self._read, args=(n,)) for n in range(READERS)]
-
-    def __enter__(self) -> Readers:
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stopping.set()
-        for thread in self.threads:
-            thread.join(timeout=60)
-
-    def _read(self, n: int) -> None:
-        paths = ["/api/runs?limit=20", "/api/runs?sort=events&limit=5"]
-        turn = n
-        while not self.stopping.is_set():
-            turn += 1
-            urls = self.topology.web_urls()
-            url = urls[turn % len(urls)] + paths[turn % len(paths)]
-            request = urllib.request.Request(  # noqa: S310 - loopback only
-                url, headers={"Authorization": f"Bearer {self.topology.read_token}"}
-            )
-            started = time.monotonic()
-            try:
-                with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
-                    answer.read()
-                    status = answer.status
-            except urllib.error.HTTPError as exc:
-                status = exc.code
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                with self.lock:
-                    self.refused += 1
-                time.sleep(0.05)
-                continue
-            with self.lock:
-                self.answers[status] += 1
-                self.seconds.append(time.monotonic() - started)
 
 
 def file_writer(topology: Topology, truth: Truth, kills: int, log: list[str]) -> None:
@@ -143,47 +59,6 @@ def file_writer(topology: Topology, truth: Truth, kills: int, log: list[str]) ->
         out, _ = writer.communicate(timeout=600)
         assert writer.returncode == 0, f"{truth.run}: the last ingest exited {writer.returncode}"
         log.append(f"{truth.run}: {summary_of(out)}")
-
-
-def http_writer(topology: Topology, truth: Truth, failures: list[str]) -> None:
-    """Post the run in batches, to either web server, each until acknowledged (a client's
-    retries after a refused connection, a reset or a 5xx)."""
-    lines = truth.path.read_bytes().splitlines(keepends=True)
-    for n, start in enumerate(range(0, len(lines), HTTP_BATCH_LINES)):
-        batch = b"".join(lines[start : start + HTTP_BATCH_LINES])
-        for attempt in range(200):
-            urls = topology.web_urls()
-            request = urllib.request.Request(  # noqa: S310 - loopback only
-                urls[(n + attempt) % len(urls)] + "/api/ingest/agent-events",
-                data=batch,
-                method="POST",
-                headers={
-                    "Authorization": f"Bearer {topology.ingest_token}",
-                    "Content-Type": "application/x-ndjson",
-                },
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=120) as answer:  # noqa: S310
-                    if answer.status == 200:
-                        break
-            except urllib.error.HTTPError as exc:
-                failures.append(f"batch {n}: {exc.code}")
-            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-                failures.append(f"batch {n}: {exc}")
-            time.sleep(0.2)
-        else:
-            raise AssertionError(f"batch {n} never acknowledged: {failures[-3:]}")
-
-
-def tailed_writer(tail: Path, truth: Truth, pieces: int = 4) -> None:
-    """Append the run to a file in the tailed folder in pieces, as a live harness does."""
-    lines = truth.path.read_bytes().splitlines(keepends=True)
-    target = tail / truth.path.name
-    step = -(-len(lines) // pieces)
-    for start in range(0, len(lines), step):
-        with target.open("ab") as out:
-            out.write(b"".join(lines[start : start + step]))
-        time.sleep(2.0)
 
 
 def maintenance_loop(topology: Topology, stopping: threading.Event, ran: list[int]) -> None:
@@ -208,40 +83,6 @@ def faults_loop(
         done[name] += 1
         time.sleep(rng.uniform(0.5, 2.0))
         topology.restart(name)
-
-
-def stored(run: str) -> dict[str, int]:
-    row = warehouse.fetch_one(
-        """
-        SELECT count(*) AS events,
-               count(DISTINCT agent) AS agents,
-               count(*) - count(DISTINCT (source, source_line)) AS lines_twice,
-               (SELECT count(*) FROM agent_rows WHERE run = $run) AS copies
-        FROM events WHERE run = $run
-        """,
-        {"run": run},
-    )
-    assert row is not None
-    return row
-
-
-def api_run(topology: Topology, run: str) -> dict[str, Any]:
-    request = urllib.request.Request(  # noqa: S310 - loopback only
-        f"{topology.web_urls()[0]}/api/runs?q={run}",
-        headers={"Authorization": f"Bearer {topology.read_token}"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310
-        found = [r for r in orjson.loads(answer.read()) if r["run"] == run]
-    assert len(found) == 1, found
-    return dict(found[0])
-
-
-def wait_for(run: str, events: int, seconds: float = 180) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if stored(run)["events"] >= events:
-            return
-        time.sleep(1.0)
 
 
 def one_round(topology: Topology, folder: Path, tail: Path, index: int) -> dict[str, Any]:

@@ -49,6 +49,7 @@ class Topology:
     env: dict[str, str]
     catalog_dsn: str
     s3_endpoint: str
+    cluster_dsn: str  # the PostgreSQL cluster's (both databases are on it)
     processes: dict[str, Process] = field(default_factory=dict)
     read_token: str = ""
     ingest_token: str = ""
@@ -126,6 +127,13 @@ class Topology:
     def restart(self, name: str) -> None:
         self._launch(self.processes[name])
 
+    def stop_postgres(self) -> None:
+        """PostgreSQL (the lake's catalog and Django's database) stopped as a crash would."""
+        services.stop_postgres(self.cluster_dsn)
+
+    def start_postgres(self) -> None:
+        services.start_postgres(self.cluster_dsn)
+
     def web_urls(self) -> list[str]:
         return [
             f"http://127.0.0.1:{p.port}"
@@ -189,7 +197,7 @@ def production(
             "FLEETSCOPE_DUCKDB_MEMORY_LIMIT": "1GB",
             **(extra_env or {}),
         }
-        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3)
+        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3, dsn)
         stack.callback(topology.stop)
         for step in (
             ("migrate", "--noinput", "-v", "0"),

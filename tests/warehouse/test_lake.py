@@ -193,10 +193,21 @@ def test_a_read_on_a_broken_handle_is_run_again_on_a_new_one(
     assert warehouse.lake.WAREHOUSE_REOPENED._value.get() == reopened + 1
 
 
-def test_a_read_broken_twice_is_a_one_line_warehouse_error(
+def test_a_read_broken_three_times_is_run_a_fourth_after_pauses(
     lake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    breaking(monkeypatch, "SELECT 40 + 2", times=2)
+    slept: list[float] = []
+    monkeypatch.setattr(warehouse.lake.time, "sleep", slept.append)
+    failures = breaking(monkeypatch, "SELECT 40 + 2", times=3)
+    assert warehouse.fetch_one("SELECT 40 + 2 AS n") == {"n": 42}
+    assert (len(failures), slept) == (3, [0.05, 0.1, 0.2])
+
+
+def test_a_read_broken_four_times_is_a_one_line_warehouse_error(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warehouse.lake.time, "sleep", lambda seconds: None)
+    breaking(monkeypatch, "SELECT 40 + 2", times=4)
     with pytest.raises(warehouse.WarehouseBroken) as raised:
         warehouse.fetch_one("SELECT 40 + 2 AS n")
     assert (
@@ -204,6 +215,62 @@ def test_a_read_broken_twice_is_a_one_line_warehouse_error(
         == "the warehouse failed a read: INTERNAL Error: Attempted to access index 0"
     )
     assert warehouse.fetch_one("SELECT 1 AS n") == {"n": 1}  # and the next read works
+
+
+class InvalidatedCursor(BreakingCursor):
+    """A statement under way on another thread when the handle broke: DuckDB answers its
+    fetch with an InvalidInput error carrying the FATAL one (seen on the topology)."""
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.breaks in sql and len(self.failures) < self.times:
+            self.failures.append(sql)
+            raise duckdb.InvalidInputException(
+                "Invalid Input Error: Attempting to fetch from an unsuccessful query result\n"
+                "Error: FATAL Error: Failed: database has been invalidated because of a "
+                "previous fatal error. The database must be restarted prior to being used again."
+            )
+        return self.real.execute(sql, *args)
+
+
+class AbortedCursor(BreakingCursor):
+    """A cursor left in a transaction a failed statement aborted (its ROLLBACK failed too:
+    the catalog's server gone, seen on the topology)."""
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.breaks in sql and len(self.failures) < self.times:
+            self.failures.append(sql)
+            raise duckdb.TransactionException(
+                "TransactionContext Error: Current transaction is aborted (please ROLLBACK)"
+            )
+        return self.real.execute(sql, *args)
+
+
+def test_a_read_on_a_cursor_left_in_an_aborted_transaction_gets_a_new_cursor(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures: list[str] = []
+    real_cursor = warehouse.lake.cursor
+    monkeypatch.setattr(
+        warehouse.lake, "cursor", lambda: AbortedCursor(real_cursor(), "SELECT 40 + 2", failures, 1)
+    )
+    first = real_cursor()
+    assert warehouse.fetch_one("SELECT 40 + 2 AS n") == {"n": 42}
+    assert len(failures) == 1 and real_cursor() is not first
+
+
+def test_a_read_on_a_handle_another_thread_broke_is_run_again(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures: list[str] = []
+    real_cursor = warehouse.lake.cursor
+    monkeypatch.setattr(
+        warehouse.lake,
+        "cursor",
+        lambda: InvalidatedCursor(real_cursor(), "SELECT 40 + 2", failures, 1),
+    )
+    before = warehouse.lake._root()
+    assert warehouse.fetch_one("SELECT 40 + 2 AS n") == {"n": 42}
+    assert len(failures) == 1 and warehouse.lake._root() is not before
 
 
 def test_a_write_broken_mid_transaction_is_rolled_back_and_run_again_once(
@@ -336,7 +403,9 @@ def test_a_catalog_server_down_is_unreachable_for_now_and_back_by_itself(
             warehouse.migrate()
             ingest_body(EVENTS)
             services.stop_postgres(dsn)
-            with pytest.raises(warehouse.WarehouseUnreachable, match="catalog is unreachable"):
+            with pytest.raises(
+                warehouse.WarehouseUnreachable, match="the warehouse is unreachable: "
+            ):
                 warehouse.fetch_one("SELECT count(*) AS n FROM events")
             with pytest.raises(warehouse.WarehouseUnreachable):
                 ingest_body(EVENTS.replace(b'"agent":"w', b'"agent":"v'))

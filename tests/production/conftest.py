@@ -1,0 +1,33 @@
+"""The production topology (tests/production/topology.py) for each test, with a folder
+its workers tail, and this process reading the same lake to count what was stored."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import warehouse
+from tests.production.topology import Topology, production
+
+
+@pytest.fixture
+def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
+    tail = tmp_path / "tail"
+    tail.mkdir()
+    extra = {"FLEETSCOPE_TAIL_AGENT_EVENTS": str(tail), "FLEETSCOPE_TAIL_SECONDS": "1"}
+    with production(tmp_path / "topology", extra_env=extra) as running:
+        # This process reads the same lake, to count what the writers stored.
+        warehouse.close()
+        settings.FLEETSCOPE_WAREHOUSE = running.env["FLEETSCOPE_WAREHOUSE"]
+        settings.FLEETSCOPE_WAREHOUSE_DATA = running.env["FLEETSCOPE_WAREHOUSE_DATA"]
+        settings.FLEETSCOPE_S3_ENDPOINT = running.env["FLEETSCOPE_S3_ENDPOINT"]
+        settings.FLEETSCOPE_S3_KEY_ID = "testing"
+        settings.FLEETSCOPE_S3_SECRET = "testing"
+        settings.FLEETSCOPE_S3_USE_SSL = False
+        try:
+            yield running
+        finally:
+            warehouse.close()

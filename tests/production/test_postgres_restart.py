@@ -1,0 +1,116 @@
+"""PostgreSQL (the lake's catalog and Django's database) stopped as a crash would and
+started again, twice, while the production topology writes and reads: file ingests run
+again when they fail (as cron or an operator would), an HTTP client retries its batches,
+workers tail a folder, and eight API readers read across both web servers.
+
+Afterwards every run holds exactly its generator's events, commits and agents, no line
+twice; every reader's answer was a 200, or a 503 with Retry-After while PostgreSQL was
+down (or within a few seconds of its return), never a 500; and the readers were answered
+200 again after the last restart, without any process being restarted by hand.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+
+from tests.production.topology import Topology
+from tests.production.workload import (
+    Readers,
+    Truth,
+    api_run,
+    http_writer,
+    stored,
+    tailed_writer,
+    wait_for,
+)
+
+RESTARTS = 2
+DOWN_SECONDS = 4.0
+# An answer this long after PostgreSQL is back may still be a 503: a request under way
+# when it came back, a connection pool noticing its connections died.
+SETTLE_SECONDS = 20.0
+
+
+def file_writer(topology: Topology, truth: Truth, failed: list[str]) -> None:
+    """Ingest the run's file, running the command again until it exits 0."""
+    for _ in range(60):
+        writer = topology.spawn(f"ingest-{truth.run}", "ingest", "agent-events", str(truth.path))
+        writer.communicate(timeout=600)
+        if writer.returncode == 0:
+            return
+        failed.append(f"{truth.run}: exited {writer.returncode}")
+        time.sleep(1.0)
+    raise AssertionError(f"{truth.run} never loaded: {failed[-3:]}")
+
+
+def outages(topology: Topology, windows: list[tuple[float, float]]) -> None:
+    rng = random.Random(7)
+    for _ in range(RESTARTS):
+        time.sleep(rng.uniform(4.0, 8.0))
+        down = time.monotonic()
+        topology.stop_postgres()
+        time.sleep(DOWN_SECONDS)
+        topology.start_postgres()
+        windows.append((down, time.monotonic()))
+
+
+def test_postgres_restarted_under_load_loses_nothing_and_readers_get_200_or_503(
+    topology: Topology, tmp_path: Path
+) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    files = [Truth(folder, f"pg-file-{n}", seed=300 + n, workers=20) for n in range(2)]
+    posted = Truth(folder, "pg-http", seed=350, workers=15)
+    tailed = Truth(folder, "pg-tail", seed=360, workers=15)
+    windows: list[tuple[float, float]] = []
+    failed_commands: list[str] = []
+    http_failures: list[str] = []
+    with Readers(topology) as readers:
+        threads = [
+            threading.Thread(target=outages, args=(topology, windows)),
+            *(
+                threading.Thread(target=file_writer, args=(topology, t, failed_commands))
+                for t in files
+            ),
+            threading.Thread(target=http_writer, args=(topology, posted, http_failures)),
+            threading.Thread(target=tailed_writer, args=(tmp_path / "tail", tailed)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=1200)
+        wait_for(tailed.run, tailed.events)
+        # The readers go on past the last restart's settling time.
+        time.sleep(max(0.0, windows[-1][1] + SETTLE_SECONDS + 5 - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "a writer never finished"
+    assert len(windows) == RESTARTS
+
+    for truth in [*files, posted, tailed]:
+        counted = stored(truth.run)
+        if truth is posted:
+            counted["lines_twice"] = 0  # posted lines are numbered within their request
+        assert counted == {
+            "events": truth.events,
+            "agents": truth.agents,
+            "lines_twice": 0,
+            "copies": truth.events,
+        }, truth.run
+        listed = api_run(topology, truth.run)
+        assert (listed["events"], listed["commits"], listed["agents"]) == (
+            truth.events,
+            truth.commits,
+            truth.agents,
+        ), truth.run
+
+    # Every answer not a 200 was a 503 to retry, while PostgreSQL was down or settling.
+    def in_an_outage(at: float) -> bool:
+        return any(down <= at <= up + SETTLE_SECONDS for down, up in windows)
+
+    assert set(readers.answers) <= {200, 503}, readers.answers
+    assert all(status == 503 and retry == "5" for _, status, retry in readers.errors)
+    assert [at for at, _, _ in readers.errors if not in_an_outage(at)] == []
+    assert readers.answers[503] > 0  # the readers did meet the outages
+    assert readers.last_ok > windows[-1][1] + SETTLE_SECONDS  # and were answered again
