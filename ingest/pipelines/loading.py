@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -161,27 +161,54 @@ def check_position(
         raise PositionMoved(source)
 
 
+# When each of the sources in the list bound second last moved.
+LAST_MOVED_SQL = """
+SELECT source, max(committed_at) FROM read_positions
+WHERE source_kind = ? AND source IN (SELECT unnest(?::VARCHAR[]))
+GROUP BY source
+"""
+
+
+def _moved_at(last: datetime | None) -> datetime:
+    """The time to record a source's new position at: its newest position is the one with
+    the latest time, so a clock stepped back (one writer's, or between two machines') must
+    not date it before the last one: a microsecond after that, at the least."""
+    now = now_utc()
+    if last is None:
+        return now
+    return max(now, last + timedelta(microseconds=1))
+
+
 def record_position(cur: warehouse.Cursor, source_kind: str, source: str, new: Position) -> None:
     """Record `new` inside the caller's transaction, which has checked the position
     (check_position)."""
-    # Microsecond timestamps order positions; a later commit always has a later time.
+    with _positions_cursor(cur, source_kind, [source]) as reader:
+        last = dict(reader.execute(LAST_MOVED_SQL, [source_kind, [source]]).fetchall())
     cur.execute(
         INSERT_POSITION_SQL,
-        [source_kind, source, new.file_key, new.byte_offset, new.line_no, now_utc()],
+        [
+            source_kind,
+            source,
+            new.file_key,
+            new.byte_offset,
+            new.line_no,
+            _moved_at(last.get(source)),
+        ],
     )
 
 
-# `position_moves(source, file_key, byte_offset, line_no)` -> read_positions.
+# `position_moves(source, file_key, byte_offset, line_no, committed_at)` -> read_positions.
 INSERT_POSITIONS_SQL = """
 INSERT INTO read_positions (source_kind, source, file_key, byte_offset, line_no, committed_at)
-SELECT ?, source, file_key, byte_offset, line_no, ? FROM position_moves
+SELECT ?, source, file_key, byte_offset, line_no, committed_at FROM position_moves
 """
 
-# The stored positions of the sources in the list bound second.
+# The stored positions of the sources in the list bound second, and when each last moved.
 MOVED_POSITIONS_SQL = """
 SELECT source, arg_max(file_key, committed_at) AS file_key,
        arg_max(byte_offset, committed_at) AS byte_offset,
-       arg_max(line_no, committed_at) AS line_no
+       arg_max(line_no, committed_at) AS line_no,
+       max(committed_at) AS moved_at
 FROM read_positions
 WHERE source_kind = ? AND source IN (SELECT unnest(?::VARCHAR[]))
 GROUP BY source
@@ -197,25 +224,27 @@ def advance_positions(
     stored position must still be its `expected` one, or PositionMoved is raised."""
     if not moves:
         return
+    with _positions_cursor(cur, source_kind, [m[0] for m in moves]) as reader:
+        rows = reader.execute(MOVED_POSITIONS_SQL, [source_kind, [m[0] for m in moves]]).fetchall()
+    stored = {row[0]: Position(row[1], int(row[2]), int(row[3])) for row in rows}
+    moved_at = {row[0]: row[4] for row in rows}
+    for source, expected, _ in moves:
+        if stored.get(source) != expected:
+            raise PositionMoved(source)
     table = pa.table(
         {
             "source": pa.array([m[0] for m in moves], pa.string()),
             "file_key": pa.array([m[2].file_key for m in moves], pa.string()),
             "byte_offset": pa.array([m[2].byte_offset for m in moves], pa.int64()),
             "line_no": pa.array([m[2].line_no for m in moves], pa.int64()),
+            "committed_at": pa.array(
+                [_moved_at(moved_at.get(m[0])) for m in moves], pa.timestamp("us", tz="UTC")
+            ),
         }
     )
     cur.register("position_moves", table)
     try:
-        with _positions_cursor(cur, source_kind, [m[0] for m in moves]) as reader:
-            rows = reader.execute(
-                MOVED_POSITIONS_SQL, [source_kind, [m[0] for m in moves]]
-            ).fetchall()
-        stored = {row[0]: Position(row[1], int(row[2]), int(row[3])) for row in rows}
-        for source, expected, _ in moves:
-            if stored.get(source) != expected:
-                raise PositionMoved(source)
-        cur.execute(INSERT_POSITIONS_SQL, [source_kind, now_utc()])
+        cur.execute(INSERT_POSITIONS_SQL, [source_kind])
     finally:
         cur.unregister("position_moves")
 
