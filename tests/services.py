@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -153,19 +154,37 @@ def s3_keys(endpoint: str, bucket: str) -> list[str]:
 
 @contextmanager
 def redis_server(folder: Path) -> Iterator[str]:
-    """redis-server on loopback; yields its redis:// URL."""
+    """redis-server on loopback; yields its redis:// URL (stop_redis and start_redis take
+    it down and up again on the same port)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is missing: run scripts/ci-services.sh")
     port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", ""],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", ""]
+    url = f"redis://127.0.0.1:{port}/0"
+    _redis[url] = [argv, None]
     try:
-        wait_for_port(port)
-        yield f"redis://127.0.0.1:{port}/0"
+        start_redis(url)
+        yield url
     finally:
-        process.terminate()
+        stop_redis(url)
+        _redis.pop(url, None)
+
+
+# url -> [argv, the running process] of each Redis server.
+_redis: dict[str, list[Any]] = {}
+
+
+def start_redis(url: str) -> None:
+    argv, _ = _redis[url]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _redis[url][1] = process
+    wait_for_port(int(url.rsplit(":", 1)[1].split("/")[0]))
+
+
+def stop_redis(url: str) -> None:
+    """Stop the Redis server of `url` at once (kill -9: what it held in memory is lost)."""
+    process = _redis[url][1]
+    if process is not None and process.poll() is None:
+        process.kill()
         process.wait(timeout=10)

@@ -50,6 +50,7 @@ class Topology:
     catalog_dsn: str
     s3_endpoint: str
     cluster_dsn: str  # the PostgreSQL cluster's (both databases are on it)
+    broker_url: str
     processes: dict[str, Process] = field(default_factory=dict)
     read_token: str = ""
     ingest_token: str = ""
@@ -134,6 +135,13 @@ class Topology:
     def start_postgres(self) -> None:
         services.start_postgres(self.cluster_dsn)
 
+    def stop_redis(self) -> None:
+        """Redis (Celery's broker) killed: the tasks queued in it are lost with it."""
+        services.stop_redis(self.broker_url)
+
+    def start_redis(self) -> None:
+        services.start_redis(self.broker_url)
+
     def web_urls(self) -> list[str]:
         return [
             f"http://127.0.0.1:{p.port}"
@@ -197,7 +205,7 @@ def production(
             "FLEETSCOPE_DUCKDB_MEMORY_LIMIT": "1GB",
             **(extra_env or {}),
         }
-        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3, dsn)
+        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3, dsn, redis)
         stack.callback(topology.stop)
         for step in (
             ("migrate", "--noinput", "-v", "0"),

@@ -1,12 +1,15 @@
 """PostgreSQL (the lake's catalog and Django's database) stopped as a crash would and
-started again, twice, while the production topology writes and reads: file ingests run
-again when they fail (as cron or an operator would), an HTTP client retries its batches,
-workers tail a folder, and eight API readers read across both web servers.
+started again, twice, and Redis (Celery's broker) killed and started again, while the
+production topology writes and reads: file ingests run again when they fail (as cron or
+an operator would), an HTTP client retries its batches, workers tail a folder (their
+ticks sent by beat through Redis), and eight API readers read across both web servers.
 
 Afterwards every run holds exactly its generator's events, commits and agents, no line
-twice; every reader's answer was a 200, or a 503 with Retry-After while PostgreSQL was
-down (or within a few seconds of its return), never a 500; and the readers were answered
-200 again after the last restart, without any process being restarted by hand.
+twice (the tailed run too: the workers and beat carried on after Redis came back, and
+nobody restarted them); every reader's answer was a 200 (Redis down included), or a 503
+with Retry-After while PostgreSQL was down (or within a few seconds of its return),
+never a 500; and the readers were answered 200 again after the last restart, without any
+process being restarted by hand.
 """
 
 from __future__ import annotations
@@ -46,18 +49,25 @@ def file_writer(topology: Topology, truth: Truth, failed: list[str]) -> None:
     raise AssertionError(f"{truth.run} never loaded: {failed[-3:]}")
 
 
-def outages(topology: Topology, windows: list[tuple[float, float]]) -> None:
+def outages(topology: Topology, windows: list[tuple[float, float]], redis: list[int]) -> None:
+    """PostgreSQL down twice (its windows recorded), Redis once between them."""
     rng = random.Random(7)
-    for _ in range(RESTARTS):
+    for n in range(RESTARTS):
         time.sleep(rng.uniform(4.0, 8.0))
         down = time.monotonic()
         topology.stop_postgres()
         time.sleep(DOWN_SECONDS)
         topology.start_postgres()
         windows.append((down, time.monotonic()))
+        if n == 0:
+            time.sleep(rng.uniform(2.0, 4.0))
+            topology.stop_redis()
+            time.sleep(DOWN_SECONDS)
+            topology.start_redis()
+            redis.append(1)
 
 
-def test_postgres_restarted_under_load_loses_nothing_and_readers_get_200_or_503(
+def test_postgres_and_redis_restarted_under_load_lose_nothing_and_readers_get_200_or_503(
     topology: Topology, tmp_path: Path
 ) -> None:
     folder = tmp_path / "runs"
@@ -66,11 +76,12 @@ def test_postgres_restarted_under_load_loses_nothing_and_readers_get_200_or_503(
     posted = Truth(folder, "pg-http", seed=350, workers=15)
     tailed = Truth(folder, "pg-tail", seed=360, workers=15)
     windows: list[tuple[float, float]] = []
+    redis: list[int] = []
     failed_commands: list[str] = []
     http_failures: list[str] = []
     with Readers(topology) as readers:
         threads = [
-            threading.Thread(target=outages, args=(topology, windows)),
+            threading.Thread(target=outages, args=(topology, windows, redis)),
             *(
                 threading.Thread(target=file_writer, args=(topology, t, failed_commands))
                 for t in files
@@ -86,7 +97,7 @@ def test_postgres_restarted_under_load_loses_nothing_and_readers_get_200_or_503(
         # The readers go on past the last restart's settling time.
         time.sleep(max(0.0, windows[-1][1] + SETTLE_SECONDS + 5 - time.monotonic()))
     assert not any(t.is_alive() for t in threads), "a writer never finished"
-    assert len(windows) == RESTARTS
+    assert (len(windows), len(redis)) == (RESTARTS, 1)
 
     for truth in [*files, posted, tailed]:
         counted = stored(truth.run)
