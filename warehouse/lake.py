@@ -55,6 +55,11 @@ EXTENSIONS = (
 
 T = TypeVar("T")
 
+# A request to S3 that fails (a 5xx, a connection dropped) is retried by DuckDB after
+# 0.1 s, then a pause doubling each time: 7 retries ride out 6.4 s of an S3 that answers
+# 500s or nothing (tests/production/test_restarts.py); past that, WarehouseUnreachable.
+S3_RETRY_SETTINGS = ("http_retries = 7", "http_retry_wait_ms = 100", "http_retry_backoff = 2")
+
 # What the layers above name instead of importing DuckDB: a connection (cursor) of the
 # lake, a conflict with another writer, and a statement DuckDB could not read its input for.
 Cursor = duckdb.DuckDBPyConnection
@@ -217,6 +222,8 @@ def _attach(
         _prepare_sqlite_catalog(catalog_file)
     if data_path.startswith("s3://"):
         _create_s3_secret(con)
+        for setting in S3_RETRY_SETTINGS:
+            con.execute(f"SET GLOBAL {setting}")
     elif not read_only:
         Path(data_path).mkdir(parents=True, exist_ok=True)
     options = f"DATA_PATH {literal(data_path)}, DATA_INLINING_ROW_LIMIT {INLINED_ROWS_UP_TO:d}"
@@ -345,7 +352,7 @@ def _stale(exc: duckdb.Error) -> bool:
     return "404" in text or "No such file" in text
 
 
-# What DuckDB's postgres scanner says when the catalog's server is down or went away.
+# What DuckDB says when the catalog's server is down or went away, or S3 is failing.
 _UNREACHABLE_TEXTS = (
     "Unable to connect to Postgres",
     "connection to server at",
@@ -353,6 +360,14 @@ _UNREACHABLE_TEXTS = (
     "terminating connection",
     "no connection to the server",
     "Connection refused",
+    # S3 answering errors or nothing, after DuckDB's retries (S3_RETRY_SETTINGS)
+    "HTTP 500",
+    "HTTP 502",
+    "HTTP 503",
+    "HTTP 504",
+    "Server returned nothing",
+    "Could not establish connection",
+    "Timeout was reached",
 )
 
 

@@ -13,12 +13,11 @@ import warehouse
 from tests.production.topology import Topology, production
 
 
-@pytest.fixture
-def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
+def _running(tmp_path: Path, settings: Any, **options: Any) -> Iterator[Topology]:
     tail = tmp_path / "tail"
     tail.mkdir()
     extra = {"FLEETSCOPE_TAIL_AGENT_EVENTS": str(tail), "FLEETSCOPE_TAIL_SECONDS": "1"}
-    with production(tmp_path / "topology", extra_env=extra) as running:
+    with production(tmp_path / "topology", extra_env=extra, **options) as running:
         # This process reads the same lake, to count what the writers stored.
         warehouse.close()
         settings.FLEETSCOPE_WAREHOUSE = running.env["FLEETSCOPE_WAREHOUSE"]
@@ -31,3 +30,14 @@ def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
             yield running
         finally:
             warehouse.close()
+
+
+@pytest.fixture
+def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
+    yield from _running(tmp_path, settings)
+
+
+@pytest.fixture
+def topology_with_faulty_s3(tmp_path: Path, settings: Any) -> Iterator[Topology]:
+    """The topology reaching S3 through a proxy that fails on demand (s3_faults.py)."""
+    yield from _running(tmp_path, settings, s3_faults=True)

@@ -1,5 +1,7 @@
 """PostgreSQL (the lake's catalog and Django's database) stopped as a crash would and
-started again, twice, and Redis (Celery's broker) killed and started again, while the
+started again, twice, Redis (Celery's broker) killed and started again, and S3 answering
+500s for a while, then dropping every connection for a while (tests/production/
+s3_faults.py), while the
 production topology writes and reads: file ingests run again when they fail (as cron or
 an operator would), an HTTP client retries its batches, workers tail a folder (their
 ticks sent by beat through Redis), and eight API readers read across both web servers.
@@ -19,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.production import s3_faults
 from tests.production.topology import Topology
 from tests.production.workload import (
     Readers,
@@ -30,8 +33,9 @@ from tests.production.workload import (
     wait_for,
 )
 
-RESTARTS = 2
 DOWN_SECONDS = 4.0
+# Shorter than DuckDB's retries of a failed S3 request ride out (lake.S3_RETRY_SETTINGS).
+S3_FAILING_SECONDS = 3.0
 # An answer this long after PostgreSQL is back may still be a 503: a request under way
 # when it came back, a connection pool noticing its connections died.
 SETTLE_SECONDS = 20.0
@@ -49,39 +53,43 @@ def file_writer(topology: Topology, truth: Truth, failed: list[str]) -> None:
     raise AssertionError(f"{truth.run} never loaded: {failed[-3:]}")
 
 
-def outages(topology: Topology, windows: list[tuple[float, float]], redis: list[int]) -> None:
-    """PostgreSQL down twice (its windows recorded), Redis once between them."""
+def outages(topology: Topology, windows: list[tuple[str, float, float]]) -> None:
+    """In turn: PostgreSQL down, Redis down, S3 answering 500s, PostgreSQL down again, S3
+    dropping every connection; each window (what, from, to) recorded."""
     rng = random.Random(7)
-    for n in range(RESTARTS):
-        time.sleep(rng.uniform(4.0, 8.0))
+    s3 = topology.s3
+    assert s3 is not None
+    steps = [
+        ("postgres", topology.stop_postgres, topology.start_postgres),
+        ("redis", topology.stop_redis, topology.start_redis),
+        ("s3", lambda: s3.fail(s3_faults.ERRORS), lambda: s3.fail(s3_faults.OK)),
+        ("postgres", topology.stop_postgres, topology.start_postgres),
+        ("s3", lambda: s3.fail(s3_faults.DROPS), lambda: s3.fail(s3_faults.OK)),
+    ]
+    for what, stop, start in steps:
+        time.sleep(rng.uniform(3.0, 6.0))
         down = time.monotonic()
-        topology.stop_postgres()
-        time.sleep(DOWN_SECONDS)
-        topology.start_postgres()
-        windows.append((down, time.monotonic()))
-        if n == 0:
-            time.sleep(rng.uniform(2.0, 4.0))
-            topology.stop_redis()
-            time.sleep(DOWN_SECONDS)
-            topology.start_redis()
-            redis.append(1)
+        stop()
+        time.sleep(DOWN_SECONDS if what != "s3" else S3_FAILING_SECONDS)
+        start()
+        windows.append((what, down, time.monotonic()))
 
 
-def test_postgres_and_redis_restarted_under_load_lose_nothing_and_readers_get_200_or_503(
-    topology: Topology, tmp_path: Path
+def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_200_or_503(
+    topology_with_faulty_s3: Topology, tmp_path: Path
 ) -> None:
+    topology = topology_with_faulty_s3
     folder = tmp_path / "runs"
     folder.mkdir()
     files = [Truth(folder, f"pg-file-{n}", seed=300 + n, workers=20) for n in range(2)]
     posted = Truth(folder, "pg-http", seed=350, workers=15)
     tailed = Truth(folder, "pg-tail", seed=360, workers=15)
-    windows: list[tuple[float, float]] = []
-    redis: list[int] = []
+    windows: list[tuple[str, float, float]] = []
     failed_commands: list[str] = []
     http_failures: list[str] = []
     with Readers(topology) as readers:
         threads = [
-            threading.Thread(target=outages, args=(topology, windows, redis)),
+            threading.Thread(target=outages, args=(topology, windows)),
             *(
                 threading.Thread(target=file_writer, args=(topology, t, failed_commands))
                 for t in files
@@ -95,9 +103,11 @@ def test_postgres_and_redis_restarted_under_load_lose_nothing_and_readers_get_20
             thread.join(timeout=1200)
         wait_for(tailed.run, tailed.events)
         # The readers go on past the last restart's settling time.
-        time.sleep(max(0.0, windows[-1][1] + SETTLE_SECONDS + 5 - time.monotonic()))
+        last = max(up for _, _, up in windows)
+        time.sleep(max(0.0, last + SETTLE_SECONDS + 5 - time.monotonic()))
     assert not any(t.is_alive() for t in threads), "a writer never finished"
-    assert (len(windows), len(redis)) == (RESTARTS, 1)
+    assert [what for what, _, _ in windows] == ["postgres", "redis", "s3", "postgres", "s3"]
+    assert topology.s3 is not None and topology.s3.failed > 0  # S3 was asked, and failed
 
     for truth in [*files, posted, tailed]:
         counted = stored(truth.run)
@@ -116,12 +126,15 @@ def test_postgres_and_redis_restarted_under_load_lose_nothing_and_readers_get_20
             truth.agents,
         ), truth.run
 
-    # Every answer not a 200 was a 503 to retry, while PostgreSQL was down or settling.
+    # Every answer not a 200 was a 503 to retry, while PostgreSQL was down or settling
+    # (or S3 failing, if DuckDB's retries had not ridden it out).
     def in_an_outage(at: float) -> bool:
-        return any(down <= at <= up + SETTLE_SECONDS for down, up in windows)
+        return any(
+            down <= at <= up + SETTLE_SECONDS for what, down, up in windows if what != "redis"
+        )
 
     assert set(readers.answers) <= {200, 503}, readers.answers
     assert all(status == 503 and retry == "5" for _, status, retry in readers.errors)
     assert [at for at, _, _ in readers.errors if not in_an_outage(at)] == []
     assert readers.answers[503] > 0  # the readers did meet the outages
-    assert readers.last_ok > windows[-1][1] + SETTLE_SECONDS  # and were answered again
+    assert readers.last_ok > last + SETTLE_SECONDS  # and were answered again

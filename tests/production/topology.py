@@ -25,6 +25,7 @@ from pathlib import Path
 import psycopg
 
 from tests import services
+from tests.production.s3_faults import FaultyS3, faulty_s3
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -51,6 +52,7 @@ class Topology:
     s3_endpoint: str
     cluster_dsn: str  # the PostgreSQL cluster's (both databases are on it)
     broker_url: str
+    s3: FaultyS3 | None = None  # the proxy in front of S3, when asked for one
     processes: dict[str, Process] = field(default_factory=dict)
     read_token: str = ""
     ingest_token: str = ""
@@ -180,6 +182,7 @@ def production(
     workers: int = 2,
     beat: bool = True,
     extra_env: dict[str, str] | None = None,
+    s3_faults: bool = False,
 ) -> Iterator[Topology]:
     """The topology under `root`, migrated, with an admin login and a read and an ingest
     token; stopped (and its servers' data thrown away) when the block ends."""
@@ -187,6 +190,9 @@ def production(
     with ExitStack() as stack:
         dsn = stack.enter_context(services.postgres())
         s3 = stack.enter_context(services.s3_emulator("fleetscope"))
+        proxy = stack.enter_context(faulty_s3(s3)) if s3_faults else None
+        if proxy is not None:
+            s3 = proxy.endpoint  # every process reaches S3 through it
         redis = stack.enter_context(services.redis_server(root))
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("FLEETSCOPE_", "DJANGO"))},
@@ -205,7 +211,7 @@ def production(
             "FLEETSCOPE_DUCKDB_MEMORY_LIMIT": "1GB",
             **(extra_env or {}),
         }
-        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3, dsn, redis)
+        topology = Topology(root, env, env["FLEETSCOPE_WAREHOUSE"], s3, dsn, redis, proxy)
         stack.callback(topology.stop)
         for step in (
             ("migrate", "--noinput", "-v", "0"),

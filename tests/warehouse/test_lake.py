@@ -3,6 +3,7 @@ maintenance, and the scale-out configuration (PostgreSQL catalog + S3 data path)
 throwaway loopback servers."""
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -416,6 +417,31 @@ def test_a_catalog_server_down_is_unreachable_for_now_and_back_by_itself(
             assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 240}
         finally:
             warehouse.close()
+
+
+def test_s3_failing_for_a_while_is_ridden_out_and_for_long_is_unreachable(
+    scale_out: str, settings: object
+) -> None:
+    from tests.production.s3_faults import DROPS, ERRORS, OK, faulty_s3
+
+    with faulty_s3(scale_out) as s3:
+        warehouse.close()
+        settings.FLEETSCOPE_S3_ENDPOINT = s3.endpoint  # type: ignore[attr-defined]
+        warehouse.migrate()
+        ingest_body(EVENTS)
+        # Two seconds of 500s, then of dropped connections, while a load reads the events
+        # it checks its lines against: DuckDB's retries (S3_RETRY_SETTINGS) ride them out.
+        for mode, agents in ((ERRORS, b'"agent":"v'), (DROPS, b'"agent":"u')):
+            s3.fail(mode)
+            threading.Timer(2.0, s3.fail, [OK]).start()
+            assert ingest_body(EVENTS.replace(b'"agent":"w', agents)).accepted == 120
+        assert s3.failed > 0
+        # Failing for longer than the retries last: one line, nothing stored.
+        s3.fail(ERRORS)
+        with pytest.raises(warehouse.WarehouseUnreachable, match=r"\(HTTP 500 Internal"):
+            ingest_body(EVENTS.replace(b'"agent":"w', b'"agent":"t'))
+        s3.fail(OK)
+        assert warehouse.fetch_one("SELECT count(*) AS n FROM events") == {"n": 360}
 
 
 def test_postgres_catalog_and_s3_data_work_end_to_end(scale_out: str, settings: object) -> None:
