@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -120,15 +121,20 @@ def _authenticate(request: HttpRequest) -> tuple[Sender | None, str]:
     now = time.monotonic()
     admitted = _admitted.get(key)
     if admitted is None or admitted.until < now:
-        token = ApiToken.authenticate(raw.strip())
-        if token is None:
-            return None, "401 the token is not valid (unknown, revoked or expired)"
-        request.user = token.user
         try:
-            check_api_access(request, Scope(token.scope))
-        except ForbiddenError as exc:
-            return None, f"403 {exc}"
-        admitted = _Admitted(token.user, token, _sender(token.user), now + TOKEN_CACHE_S)
+            token = ApiToken.authenticate(raw.strip())
+            if token is None:
+                return None, "401 the token is not valid (unknown, revoked or expired)"
+            request.user = token.user
+            try:
+                check_api_access(request, Scope(token.scope))
+            except ForbiddenError as exc:
+                return None, f"403 {exc}"
+            admitted = _Admitted(token.user, token, _sender(token.user), now + TOKEN_CACHE_S)
+        except (OperationalError, InterfaceError) as exc:
+            # Django's database out of reach (PostgreSQL restarting): the exporter retries.
+            log.warning("OTLP: the web database is unreachable: %s", exc)
+            return None, "503 the web database is unreachable; retry later"
         with _admitted_lock:
             if len(_admitted) > 10_000:  # many tokens: start again rather than grow
                 _admitted.clear()
@@ -150,7 +156,8 @@ def _receive(signal: Signal, request: HttpRequest) -> HttpResponse:
     sender, refused = _authenticate(request)
     if sender is None:
         status, _, message = refused.partition(" ")
-        return _error(encoding, int(status), message)
+        retry = RETRY_AFTER_FULL_S if status == "503" else None
+        return _error(encoding, int(status), message, retry)
     try:
         raw = _read_body(request)
         body = inflate(raw, request.headers.get("Content-Encoding", ""))

@@ -145,6 +145,26 @@ def test_a_disk_that_refuses_the_write_is_a_503_not_an_acknowledgement(
     assert "No space left on device" in orjson.loads(refused.content)["message"]
 
 
+def test_the_web_database_out_of_reach_is_a_503_to_retry_nothing_spooled(
+    client: Client, user: Any, spool: Path, monkeypatch: Any
+) -> None:
+    from django.db import OperationalError
+
+    token = _token(user, Scope.INGEST)
+    monkeypatch.setattr(dashboard.otlp, "_admitted", {})  # no admission cached
+
+    def unreachable(raw: str) -> None:
+        raise OperationalError('connection to server at "127.0.0.1", port 5432 failed')
+
+    monkeypatch.setattr(ApiToken, "authenticate", unreachable)
+    refused = post(client, _metrics(), token, encoding="json")
+    assert (refused.status_code, refused["Retry-After"]) == (503, "5")
+    assert orjson.loads(refused.content)["message"] == (
+        "the web database is unreachable; retry later"
+    )
+    assert otlp_spool.pending_files() == []
+
+
 def test_a_team_members_data_is_tagged_with_their_team_and_may_name_no_other(
     client: Client, db: None, spool: Path
 ) -> None:

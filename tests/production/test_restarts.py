@@ -3,11 +3,12 @@ started again, twice, Redis (Celery's broker) killed and started again, and S3 a
 500s for a while, then dropping every connection for a while (tests/production/
 s3_faults.py), while the
 production topology writes and reads: file ingests run again when they fail (as cron or
-an operator would), an HTTP client retries its batches, workers tail a folder (their
+an operator would), an HTTP client retries its batches, OpenTelemetry exporters retry
+theirs (OTLP metrics, loaded from the spool by the workers), workers tail a folder (their
 ticks sent by beat through Redis), and eight API readers read across both web servers.
 
-Afterwards every run holds exactly its generator's events, commits and agents, no line
-twice (the tailed run too: the workers and beat carried on after Redis came back, and
+Afterwards every run holds exactly its generator's events, commits and agents, and every
+acknowledged OTLP point is stored once, no line twice (the tailed run too: the workers and beat carried on after Redis came back, and
 nobody restarted them); every reader's answer was a 200 (Redis down included), or a 503
 with Retry-After while PostgreSQL was down (or within a few seconds of its return),
 never a 500; and the readers were answered 200 again after the last restart, without any
@@ -24,6 +25,7 @@ from pathlib import Path
 from tests.production import s3_faults
 from tests.production.topology import Topology
 from tests.production.workload import (
+    OtlpClients,
     Readers,
     Truth,
     api_run,
@@ -31,6 +33,7 @@ from tests.production.workload import (
     stored,
     tailed_writer,
     wait_for,
+    wait_for_spool,
 )
 
 DOWN_SECONDS = 4.0
@@ -87,7 +90,7 @@ def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_2
     windows: list[tuple[str, float, float]] = []
     failed_commands: list[str] = []
     http_failures: list[str] = []
-    with Readers(topology) as readers:
+    with Readers(topology) as readers, OtlpClients(topology, "topology.restarts") as otlp:
         threads = [
             threading.Thread(target=outages, args=(topology, windows)),
             *(
@@ -105,7 +108,11 @@ def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_2
         # The readers go on past the last restart's settling time.
         last = max(up for _, _, up in windows)
         time.sleep(max(0.0, last + SETTLE_SECONDS + 5 - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "a writer never finished"
+    assert not any(t.is_alive() for t in [*threads, *otlp.threads]), "a writer never finished"
+    # Every OTLP point acknowledged is stored once, the outages' retries and all.
+    wait_for_spool(topology)
+    assert otlp.acked and otlp.retries > 0
+    assert otlp.stored() == otlp.sent()
     assert [what for what, _, _ in windows] == ["postgres", "redis", "s3", "postgres", "s3"]
     assert topology.s3 is not None and topology.s3.failed > 0  # S3 was asked, and failed
 

@@ -10,7 +10,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +170,101 @@ def wait_for(run: str, events: int, seconds: float = 180) -> None:
         if stored(run)["events"] >= events:
             return
         time.sleep(1.0)
+
+
+class OtlpClients:
+    """Exporters posting OTLP metric batches to either web server until stopped, each
+    batch retried with the same body until answered 200, as an OpenTelemetry exporter
+    retries a 503 or a refused connection. Client c's batch b holds the points at BASE +
+    (c * 100000 + b) * 10 + 0..9 seconds, so every acknowledged point is known."""
+
+    BASE_S = 1772323200  # 2026-03-01T00:00:00Z
+    POINTS = 10
+
+    def __init__(self, topology: Topology, metric: str, clients: int = 2) -> None:
+        self.topology, self.metric = topology, metric
+        self.acked: list[tuple[int, int]] = []
+        self.retries = 0
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self._send, args=(c,)) for c in range(clients)]
+
+    def _body(self, client: int, number: int) -> bytes:
+        from tests.otlp import DELTA, metrics_request, sum_metric
+
+        first = (client * 100_000 + number) * self.POINTS
+        points = [
+            (datetime.fromtimestamp(self.BASE_S + first + i, UTC), 1, {"client": client})
+            for i in range(self.POINTS)
+        ]
+        metrics = [sum_metric(self.metric, points, DELTA)]
+        return metrics_request({"service.name": "topology"}, metrics).SerializeToString()
+
+    def _send(self, client: int) -> None:
+        number = 0
+        while not self.stopping.is_set():
+            body = self._body(client, number)
+            for attempt in range(600):
+                urls = self.topology.web_urls()
+                request = urllib.request.Request(  # noqa: S310 - loopback only
+                    urls[(number + attempt) % len(urls)] + "/v1/metrics",
+                    data=body,
+                    method="POST",
+                    headers={
+                        "Authorization": f"Bearer {self.topology.ingest_token}",
+                        "Content-Type": "application/x-protobuf",
+                    },
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+                        if answer.status == 200:
+                            break
+                except (urllib.error.URLError, ConnectionError, TimeoutError):
+                    pass  # a 503 (HTTPError), a server down: retried, as exporters do
+                with self.lock:
+                    self.retries += 1
+                time.sleep(0.2)
+            else:
+                raise AssertionError(f"OTLP batch {client}/{number} never acknowledged")
+            with self.lock:
+                self.acked.append((client, number))
+            number += 1
+            time.sleep(0.3)
+
+    def __enter__(self) -> OtlpClients:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=150)
+
+    def sent(self) -> list[tuple[int, int]]:
+        """(client, seconds after BASE_S) of every acknowledged point, sorted."""
+        return sorted(
+            (c, (c * 100_000 + b) * self.POINTS + i)
+            for c, b in self.acked
+            for i in range(self.POINTS)
+        )
+
+    def stored(self) -> list[tuple[int, int]]:
+        """The same of every point stored, duplicates kept."""
+        rows = warehouse.fetch_rows(
+            "SELECT CAST(json_extract(attrs, '$.client') AS BIGINT),"
+            " CAST(epoch(ts) AS BIGINT) - ? FROM otlp_points WHERE metric = ? ORDER BY 1, 2",
+            [self.BASE_S, self.metric],
+        )
+        return [(int(c), int(s)) for c, s in rows]
+
+
+def wait_for_spool(topology: Topology, seconds: float = 180) -> None:
+    """Until the workers have loaded every OTLP request the web servers spooled."""
+    folder = topology.root / "data" / "spool" / "otlp"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not [p for p in folder.glob("*.json") if not p.name.startswith(".")]:
+            return
+        time.sleep(1.0)
+    raise AssertionError(f"the OTLP spool still holds files after {seconds} s")
