@@ -13,10 +13,13 @@ import warehouse
 from tests.production.topology import Topology, production
 
 
-def _running(tmp_path: Path, settings: Any, **options: Any) -> Iterator[Topology]:
+def _running(
+    tmp_path: Path, settings: Any, env: dict[str, str] | None = None, **options: Any
+) -> Iterator[Topology]:
     tail = tmp_path / "tail"
     tail.mkdir()
     extra = {"FLEETSCOPE_TAIL_AGENT_EVENTS": str(tail), "FLEETSCOPE_TAIL_SECONDS": "1"}
+    extra |= env or {}
     with production(tmp_path / "topology", extra_env=extra, **options) as running:
         # This process reads the same lake, to count what the writers stored.
         warehouse.close()
@@ -39,5 +42,7 @@ def topology(tmp_path: Path, settings: Any) -> Iterator[Topology]:
 
 @pytest.fixture
 def topology_with_faulty_s3(tmp_path: Path, settings: Any) -> Iterator[Topology]:
-    """The topology reaching S3 through a proxy that fails on demand (s3_faults.py)."""
-    yield from _running(tmp_path, settings, s3_faults=True)
+    """The topology reaching S3 through a proxy that fails on demand (s3_faults.py), its
+    scrape targets scraped every 2 s and the scrapes loaded every 4 s."""
+    scrapes = {"FLEETSCOPE_SCRAPE_SECONDS": "2", "FLEETSCOPE_SERVING_FLUSH_SECONDS": "4"}
+    yield from _running(tmp_path, settings, scrapes, s3_faults=True)

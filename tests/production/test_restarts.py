@@ -1,18 +1,19 @@
 """PostgreSQL (the lake's catalog and Django's database) stopped as a crash would and
-started again, twice, Redis (Celery's broker) killed and started again, and S3 answering
-500s for a while, then dropping every connection for a while (tests/production/
-s3_faults.py), while the
-production topology writes and reads: file ingests run again when they fail (as cron or
-an operator would), an HTTP client retries its batches, OpenTelemetry exporters retry
-theirs (OTLP metrics, loaded from the spool by the workers), workers tail a folder (their
-ticks sent by beat through Redis), and eight API readers read across both web servers.
+started again, twice; Redis (Celery's broker) killed and started again; S3 answering 500s
+for a while, then dropping every connection for a while (tests/production/s3_faults.py).
+Meanwhile the production topology writes and reads: file ingests run again when they
+fail (as cron or an operator would), an HTTP client retries its batches, OpenTelemetry
+exporters retry theirs (OTLP metrics, loaded from the spool by the workers), workers tail
+a folder and scrape a stand-in vLLM server every 2 s (their ticks sent by beat through
+Redis), and eight API readers read across both web servers.
 
-Afterwards every run holds exactly its generator's events, commits and agents, and every
-acknowledged OTLP point is stored once, no line twice (the tailed run too: the workers and beat carried on after Redis came back, and
-nobody restarted them); every reader's answer was a 200 (Redis down included), or a 503
-with Retry-After while PostgreSQL was down (or within a few seconds of its return),
-never a 500; and the readers were answered 200 again after the last restart, without any
-process being restarted by hand.
+Afterwards every run holds exactly its generator's events, commits and agents, no line
+twice (the tailed run too: workers and beat carried on after Redis came back, and nobody
+restarted them); every acknowledged OTLP point is stored once; the scrapes went on
+through it all and after, each stored once; every reader's answer was a 200 (Redis down
+included), or a 503 with Retry-After while PostgreSQL was down (or within a few seconds
+of its return), never a 500; and the readers were answered 200 again after the last
+outage, without any process being restarted by hand.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ from __future__ import annotations
 import random
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import warehouse
+from ingest.standin_vllm import StandinServer, serve
 from tests.production import s3_faults
 from tests.production.topology import Topology
 from tests.production.workload import (
@@ -78,6 +83,22 @@ def outages(topology: Topology, windows: list[tuple[str, float, float]]) -> None
         windows.append((what, down, time.monotonic()))
 
 
+def scraped(instance: str) -> dict[str, Any]:
+    row = warehouse.fetch_one(
+        """
+        SELECT (SELECT count(*) FROM serving_scrapes WHERE instance = $i AND up) AS scrapes,
+               (SELECT count(*) - count(DISTINCT ts) FROM serving_scrapes WHERE instance = $i)
+                 AS scrapes_twice,
+               (SELECT count(*) - count(DISTINCT (ts, name, labels)) FROM serving_samples
+                 WHERE instance = $i) AS samples_twice,
+               (SELECT max(ts) FROM serving_scrapes WHERE instance = $i AND up) AS last_up
+        """,
+        {"i": instance},
+    )
+    assert row is not None
+    return row
+
+
 def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_200_or_503(
     topology_with_faulty_s3: Topology, tmp_path: Path
 ) -> None:
@@ -90,6 +111,17 @@ def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_2
     windows: list[tuple[str, float, float]] = []
     failed_commands: list[str] = []
     http_failures: list[str] = []
+    standin = serve(StandinServer(engines=2, seed=11), "127.0.0.1", 0)
+    threading.Thread(target=standin.serve_forever, daemon=True).start()
+    added = topology.manage(
+        "add_scrape_target",
+        f"http://127.0.0.1:{standin.server_address[1]}/metrics",
+        "--instance",
+        "gpu-restarts",
+        "--every",
+        "2",
+    )
+    assert added.returncode == 0, added.stderr
     with Readers(topology) as readers, OtlpClients(topology, "topology.restarts") as otlp:
         threads = [
             threading.Thread(target=outages, args=(topology, windows)),
@@ -109,6 +141,13 @@ def test_postgres_redis_and_s3_failing_under_load_lose_nothing_and_readers_get_2
         last = max(up for _, _, up in windows)
         time.sleep(max(0.0, last + SETTLE_SECONDS + 5 - time.monotonic()))
     assert not any(t.is_alive() for t in [*threads, *otlp.threads]), "a writer never finished"
+    # Scrapes went on through the outages and after them, each stored once.
+    time.sleep(8)  # the last scrapes' flush (every 4 s)
+    standin.shutdown()
+    scrapes = scraped("gpu-restarts")
+    back = datetime.now(UTC) - timedelta(seconds=time.monotonic() - last)  # the last outage's end
+    assert scrapes["scrapes"] > 10 and scrapes["last_up"] > back, scrapes
+    assert (scrapes["scrapes_twice"], scrapes["samples_twice"]) == (0, 0), scrapes
     # Every OTLP point acknowledged is stored once, the outages' retries and all.
     wait_for_spool(topology)
     assert otlp.acked and otlp.retries > 0
