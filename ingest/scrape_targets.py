@@ -20,6 +20,7 @@ from django.db.models import Q
 from analytics.serving.models import ScrapeTarget
 from ingest.pipelines import serving_rollups, serving_spool
 from ingest.pipelines.vllm_scrape import LoadResult, collect_scrape, load_scrapes
+from lib.file_locks import held_alone
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +130,18 @@ def scrape_due_targets(
 
 
 def flush_spool(now: datetime | None = None) -> LoadResult:
-    """Load every spooled scrape in one transaction, rolling up the minutes now closed."""
+    """Load every spooled scrape in one transaction, rolling up the minutes now closed.
+    One flusher of the machine's spool at a time: two workers' ticks would otherwise load
+    the same files at once, and with a PostgreSQL catalog both transactions see none of
+    them stored and commit (the OTLP drainer holds the same kind of lock); a tick that
+    finds another flushing leaves the files to it."""
     now = now or datetime.now(UTC)
-    paths = serving_spool.pending_files()
-    result = load_scrapes(serving_spool.read(paths), rollup_until=now - ROLLUP_GRACE)
-    serving_spool.discard(paths)
+    with held_alone(serving_spool.spool_dir() / ".flush.lock") as alone:
+        if not alone:
+            return LoadResult()
+        paths = serving_spool.pending_files()
+        result = load_scrapes(serving_spool.read(paths), rollup_until=now - ROLLUP_GRACE)
+        serving_spool.discard(paths)
     return result
 
 

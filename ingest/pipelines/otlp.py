@@ -11,12 +11,9 @@ Must not decode OTLP or map records (ingest/sources/otlp.py, ingest/parsers/otlp
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from ingest.pipelines import otlp_calls, otlp_requests, otlp_spans, otlp_spool
 from ingest.pipelines.adapter_loading import Dedup, insert_new
 from ingest.pipelines.loading import insert_quarantine, now_utc
 from ingest.pipelines.otlp_spool import Spooled
+from lib.file_locks import held_alone
 
 log = logging.getLogger(__name__)
 
@@ -111,19 +109,9 @@ class DrainSummary:
         self.set_aside.extend(other.set_aside)
 
 
-@contextmanager
-def _drain_lock() -> Iterator[bool]:
+def _drain_lock() -> AbstractContextManager[bool]:
     """True when this process is the one drainer; False when another one is."""
-    fd = os.open(otlp_spool.spool_dir() / ".drain.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
+    return held_alone(otlp_spool.spool_dir() / ".drain.lock")
 
 
 def drain(*, seconds: float = 50.0, files_per_load: int = FILES_PER_LOAD) -> DrainSummary:

@@ -79,3 +79,18 @@ def test_an_unreadable_spool_file_is_set_aside_not_loaded(db: None) -> None:
         assert not bad.exists()
     finally:
         (serving_spool.spool_dir() / "rejected" / bad.name).unlink(missing_ok=True)
+
+
+def test_a_flush_that_finds_another_flushing_leaves_the_files_to_it(lake: Path, db: None) -> None:
+    from ingest.scrape_targets import flush_spool
+    from lib.file_locks import held_alone
+
+    scrape = parse_scrape(v1_text({"0": EngineState(kv_usage=0.5)}))
+    serving_spool.append(PendingScrape("gpu-a", NOW, scrape=scrape))
+    # Another worker of this machine holds the spool's flush lock meanwhile.
+    with held_alone(serving_spool.spool_dir() / ".flush.lock") as held:
+        assert held
+        assert flush_spool(NOW).scrapes == 0
+        assert len(serving_spool.pending_files()) == 1 and _count("serving_scrapes") == 0
+    assert flush_spool(NOW).scrapes == 1
+    assert serving_spool.pending_files() == [] and _count("serving_scrapes") == 1
