@@ -214,6 +214,11 @@ def _ingest_from(
     return position, chunks.failed
 
 
+def run_claim(run: str) -> str:
+    """The key a load of posted lines claims for each run it stores events of."""
+    return f"events-of-run\0{run}"
+
+
 def ingest_body(
     body: bytes | Iterable[bytes],
     *,
@@ -245,6 +250,11 @@ def ingest_body(
         del lines
 
         def store(cur: warehouse.Cursor, staged: StagedChunk = staged) -> tuple[int, int]:
+            # Claimed before the transaction's first read, so its snapshot holds what a
+            # writer of the same runs committed meanwhile (a client's retry racing its first
+            # try on another web server would otherwise find its lines not stored yet and
+            # store them twice with a PostgreSQL catalog; warehouse.claim says why).
+            warehouse.claim(run_claim(run) for run in staged.runs)
             transaction = Transaction()
             loaded = load_chunk(cur, staged, load, transaction, lake_dir)
             transaction.totals.add(cur)

@@ -129,3 +129,45 @@ def test_the_embedded_catalog_claims_nothing(lake: Path) -> None:
     # Its writer lock lets one writer in at a time already.
     with warehouse.transaction():
         assert warehouse.claim(["x"]) is False
+
+
+def test_a_body_posted_again_while_its_first_post_loads_is_stored_once(
+    postgres_lake: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client's retry on another web server, racing its first try: without the run's
+    claim both transactions found the lines not stored yet, and both committed them."""
+    import orjson
+
+    from ingest.pipelines import agent_events
+    from ingest.pipelines.agent_events import ingest_body
+
+    body = b"".join(
+        orjson.dumps({"ts": 1768384800 + i, "run": "posted", "agent": "w", "event": "tool_call"})
+        + b"\n"
+        for i in range(30)
+    )
+    real_load_chunk = agent_events.load_chunk
+    first_loaded, go = threading.Event(), threading.Event()
+
+    def first_waits(*args: object, **kwargs: object) -> object:
+        loaded = real_load_chunk(*args, **kwargs)  # type: ignore[arg-type]
+        if not first_loaded.is_set():
+            first_loaded.set()
+            assert go.wait(30)  # the first try holds its transaction open meanwhile
+        return loaded
+
+    monkeypatch.setattr(agent_events, "load_chunk", first_waits)
+    answers: list[int] = []
+    first = threading.Thread(target=lambda: answers.append(ingest_body(body).accepted))
+    first.start()
+    assert first_loaded.wait(30)
+    retry = threading.Thread(target=lambda: answers.append(ingest_body(body).accepted))
+    retry.start()
+    retry.join(timeout=2)
+    assert retry.is_alive()  # waiting on the run's claim
+    go.set()
+    first.join(timeout=30)
+    retry.join(timeout=30)
+    assert answers == [30, 0]
+    stored = warehouse.fetch_one("SELECT count(*) AS n FROM events WHERE run = 'posted'")
+    assert stored == {"n": 30}
