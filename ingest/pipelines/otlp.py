@@ -149,7 +149,14 @@ def load_files(paths: list[Path]) -> DrainSummary:
     return summary
 
 
+# What every OTLP load claims first (warehouse.claim): drainers of several machines' spools
+# take turns, so a batch an exporter sent to two of them (a retry) is found stored by the
+# second, whose snapshot is taken after the first committed.
+LOAD_CLAIM = "otlp-load"
+
+
 def _store(cur: warehouse.Cursor, batches: list[Spooled]) -> DrainSummary:
+    warehouse.claim([LOAD_CLAIM])  # before the transaction's first read
     summary = DrainSummary(files=len(batches))
     rows = EventRows()
     for batch in batches:

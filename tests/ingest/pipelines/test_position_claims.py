@@ -171,3 +171,42 @@ def test_a_body_posted_again_while_its_first_post_loads_is_stored_once(
     assert answers == [30, 0]
     stored = warehouse.fetch_one("SELECT count(*) AS n FROM events WHERE run = 'posted'")
     assert stored == {"n": 30}
+
+
+def test_otlp_loads_of_two_machines_take_turns(
+    postgres_lake: None, settings: object, tmp_path: Path
+) -> None:
+    """Two drainers (two machines' spools) holding the same batch, an exporter's retry
+    sent to both: the second waits for the first's commit, then finds its points stored."""
+    from ingest.parsers.otlp import Sender
+    from ingest.parsers.otlp_sources import map_request
+    from ingest.pipelines import otlp, otlp_spool
+    from ingest.sources.otlp import Signal
+    from tests.otlp import CUMULATIVE, metrics_request, sum_metric
+
+    settings.DATA_DIR = tmp_path  # type: ignore[attr-defined]
+    metric = sum_metric("turns.total", [("2026-03-01T10:00:00", 3.0, {"k": "v"})], CUMULATIVE)
+    request = metrics_request({"service.name": "turns"}, [metric])
+    batch = map_request(Signal.METRICS, request, Sender("alice"))
+    digest = otlp_spool.body_digest(request.SerializeToString())
+    first, second = (otlp_spool.append(batch, Sender("alice"), digest) for _ in range(2))
+    holding, release = threading.Event(), threading.Event()
+
+    def other_machine() -> None:
+        with warehouse.transaction():
+            warehouse.claim([otlp.LOAD_CLAIM])
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_machine)
+    holder.start()
+    assert holding.wait(30)
+    loaded: list[int] = []
+    loader = threading.Thread(target=lambda: loaded.append(otlp.load_files([first]).points))
+    loader.start()
+    loader.join(timeout=2)
+    assert loader.is_alive()  # its turn comes when the other's transaction ends
+    release.set()
+    holder.join(timeout=30)
+    loader.join(timeout=30)
+    assert loaded == [1] and otlp.load_files([second]).points == 0
