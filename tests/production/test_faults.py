@@ -5,12 +5,13 @@ repeated and counted, while eight API readers read across both web servers.
 Writers, all at once: file ingests (`manage.py ingest agent-events`, one per run), each
 killed with kill -9 at random moments and run again until one completes; an HTTP client
 posting a run in batches to either web server, retrying a batch until it is acknowledged;
-a log folder the workers tail, appended to while they run; and the warehouse maintenance
+two OpenTelemetry exporters doing the same with OTLP metric batches (loaded from the
+spool by the workers); a log folder the workers tail, appended to while they run; and the warehouse maintenance
 (compaction, snapshot expiry, file cleanup) in a loop. Faults beside them: kill -9 of a
 worker, of a web server and of beat, each restarted. Afterwards, per run, the events,
 commits and agents stored are the generator's truth (ingest/synthetic: it built the runs,
-an independent count), no line is stored twice, and the agents' copies hold each event
-once; every reader's answer was a 200.
+an independent count), no line is stored twice, the agents' copies hold each event once,
+every acknowledged OTLP point is stored once; every reader's answer was a 200.
 
 `make test` runs one round; `make soak` runs rounds for FLEETSCOPE_SOAK_MINUTES (30)
 minutes, each with new runs and FLEETSCOPE_SOAK_KILLS kills of each kind per round.
@@ -30,6 +31,7 @@ import orjson
 
 from tests.production.topology import Topology, summary_of
 from tests.production.workload import (
+    OtlpClients,
     Readers,
     Truth,
     api_run,
@@ -37,6 +39,7 @@ from tests.production.workload import (
     stored,
     tailed_writer,
     wait_for,
+    wait_for_spool,
 )
 
 SOAK_MINUTES = float(os.environ.get("FLEETSCOPE_SOAK_MINUTES", "0"))
@@ -98,7 +101,8 @@ def one_round(topology: Topology, folder: Path, tail: Path, index: int) -> dict[
     kills: Counter[str] = Counter()
     maintained: list[int] = []
     stopping = threading.Event()
-    with Readers(topology) as readers:
+    otlp = OtlpClients(topology, f"topology.faults.{index}")
+    with Readers(topology) as readers, otlp:
         background = [
             threading.Thread(target=maintenance_loop, args=(topology, stopping, maintained)),
             threading.Thread(target=faults_loop, args=(topology, stopping, KILLS, kills)),
@@ -116,7 +120,12 @@ def one_round(topology: Topology, folder: Path, tail: Path, index: int) -> dict[
         stopping.set()
         for thread in background:
             thread.join(timeout=600)
-    assert not any(t.is_alive() for t in [*writers, *background]), "a writer never finished"
+    assert not any(t.is_alive() for t in [*writers, *background, *otlp.threads]), (
+        "a writer never finished"
+    )
+    # Every OTLP point a web server acknowledged is stored once, kills and all.
+    wait_for_spool(topology)
+    assert otlp.acked and otlp.stored() == otlp.sent()
     for truth in [*files, posted, tailed]:
         counted = stored(truth.run)
         if truth is posted:
@@ -145,6 +154,8 @@ def one_round(topology: Topology, folder: Path, tail: Path, index: int) -> dict[
         "p99_s": ordered[int(len(ordered) * 0.99)] if ordered else None,
         "kills": dict(kills),
         "http_retries": len(http_failures),
+        "otlp_batches": len(otlp.acked),
+        "otlp_retries": otlp.retries,
         "maintenance_passes": len(maintained),
     }
 
